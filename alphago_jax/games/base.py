@@ -1,0 +1,73 @@
+"""The Game contract shared by every game and every consumer (search, features, play).
+
+A game is a frozen, hashable configuration object whose methods are pure functions of an
+unbatched state (a ``flax.struct`` dataclass of fixed shape). Every method is jit- and
+vmap-safe, so a game can be closed over by ``jax.jit`` and vmapped across thousands of games::
+
+    game = games.make("go", size=9, komi=7.5)
+    state = game.init()
+    state = game.step(state, action)          # int32 action in [0, game.num_actions)
+    mask = game.legal_action_mask(state)      # bool[game.num_actions]
+    done = game.is_terminal(state)            # bool[]
+    r = game.returns(state)                   # float32[2], (black, white); zeros until terminal
+
+Stepping an illegal action never raises inside jit: the game ends as a loss for the player
+who made it. Python-facing layers (GTP, SGF, CLI) reject illegal moves with a clear message
+before they reach ``step``.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Any
+
+import jax.numpy as jnp
+
+BLACK = 1
+WHITE = -1
+
+State = Any  # a flax.struct dataclass with at least ``board`` and ``to_play``
+
+
+class Game(abc.ABC):
+    """Abstract base of every game. Subclasses are frozen dataclasses (hashable, static)."""
+
+    size: int
+
+    @property
+    @abc.abstractmethod
+    def num_actions(self) -> int:
+        """Number of actions, including pass where the game has one."""
+
+    @property
+    @abc.abstractmethod
+    def num_move_codes(self) -> int:
+        """Number of distinct move codes for GRAVE/MCPS statistics."""
+
+    @abc.abstractmethod
+    def init(self) -> State:
+        """The initial state: empty board, black to play."""
+
+    @abc.abstractmethod
+    def step(self, state: State, action: jnp.ndarray) -> State:
+        """The state after ``action`` (int32 scalar). Pure; an illegal action loses."""
+
+    @abc.abstractmethod
+    def legal_action_mask(self, state: State) -> jnp.ndarray:
+        """bool[num_actions]: the actions the player to move may take (all False once over)."""
+
+    @abc.abstractmethod
+    def is_terminal(self, state: State) -> jnp.ndarray:
+        """bool[]: whether the game is over."""
+
+    @abc.abstractmethod
+    def returns(self, state: State) -> jnp.ndarray:
+        """float32[2]: (black, white) outcome in {-1, 0, 1}; zeros until terminal."""
+
+    @abc.abstractmethod
+    def move_code(self, state: State, action: jnp.ndarray) -> jnp.ndarray:
+        """int32[]: code of ``action`` played in ``state``, in ``[0, num_move_codes)``."""
+
+    @property
+    def name(self) -> str:
+        return type(self).__name__.lower()

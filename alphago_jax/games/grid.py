@@ -1,0 +1,84 @@
+"""Square-grid helpers shared by the Go family: neighbour stencils and GTP vertices.
+
+Points are flat indices ``row * size + col``; row 0 is the top edge (GTP row ``size``) and
+column 0 is GTP column ``A``. Neighbour access is done with pad-and-slice stencils on the
+``[size, size]`` view rather than gathers: dense shifts vectorise well on every backend.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax.numpy as jnp
+import numpy as np
+
+GTP_COLUMNS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"  # GTP skips the letter I.
+
+
+def shifts(x: jnp.ndarray, size: int, fill) -> jnp.ndarray:
+    """Values of the four orthogonal neighbours of every point.
+
+    Args:
+      x: ``[size * size]`` array (any dtype), one value per point.
+      size: board side.
+      fill: value used for neighbours beyond the edge.
+
+    Returns:
+      ``[4, size * size]`` array: neighbour above, below, left, right of each point.
+    """
+    g = x.reshape(size, size)
+    p = jnp.pad(g, 1, constant_values=jnp.asarray(fill, dtype=x.dtype))
+    up = p[:-2, 1:-1]
+    down = p[2:, 1:-1]
+    left = p[1:-1, :-2]
+    right = p[1:-1, 2:]
+    return jnp.stack([up, down, left, right]).reshape(4, size * size)
+
+
+def dilate(mask: jnp.ndarray, size: int) -> jnp.ndarray:
+    """bool[size*size]: points that are in ``mask`` or orthogonally next to a point in it."""
+    return mask | jnp.any(shifts(mask, size, False), axis=0)
+
+
+@functools.lru_cache(maxsize=None)
+def neighbour_table(size: int) -> np.ndarray:
+    """int32[size*size, 4]: flat index of each neighbour (up, down, left, right), -1 off board."""
+    n = size * size
+    idx = np.arange(n).reshape(size, size)
+    p = np.pad(idx, 1, constant_values=-1)
+    table = np.stack([p[:-2, 1:-1], p[2:, 1:-1], p[1:-1, :-2], p[1:-1, 2:]], axis=-1)
+    return table.reshape(n, 4).astype(np.int32)
+
+
+@functools.lru_cache(maxsize=None)
+def neighbour_index_planes(size: int) -> np.ndarray:
+    """int32[4, size*size]: the flat index of each neighbour, 0 where off board (mask it)."""
+    return np.maximum(neighbour_table(size).T, 0).astype(np.int32)
+
+
+def to_vertex(point: int, size: int) -> str:
+    """GTP vertex of a flat point index, or ``"pass"`` for ``size * size``."""
+    if point == size * size:
+        return "pass"
+    if not 0 <= point < size * size:
+        raise ValueError(f"point {point} is off a {size}x{size} board")
+    row, col = divmod(int(point), size)
+    return f"{GTP_COLUMNS[col]}{size - row}"
+
+
+def from_vertex(vertex: str, size: int) -> int:
+    """Flat point index of a GTP vertex such as ``"D4"`` (``size * size`` for ``"pass"``).
+
+    Raises:
+      ValueError: naming the vertex, if it is malformed or off the board.
+    """
+    v = vertex.strip().upper()
+    if v == "PASS":
+        return size * size
+    if len(v) < 2 or v[0] not in GTP_COLUMNS[:size] or not v[1:].isdigit():
+        raise ValueError(f"invalid vertex {vertex!r} for a {size}x{size} board")
+    col = GTP_COLUMNS.index(v[0])
+    number = int(v[1:])
+    if not 1 <= number <= size:
+        raise ValueError(f"invalid vertex {vertex!r} for a {size}x{size} board")
+    return (size - number) * size + col

@@ -1,0 +1,1 @@
+"""Playing: GTP engine and client, arena, terminal play."""

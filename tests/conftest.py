@@ -1,0 +1,33 @@
+"""Shared test set-up: JAX's persistent compilation cache and paths to optional peers."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+
+import jax
+import pytest
+
+_CACHE = pathlib.Path(os.environ.get("ALPHAGO_JAX_TEST_CACHE", pathlib.Path.home() / ".cache" / "alphago_jax_tests"))
+jax.config.update("jax_compilation_cache_dir", str(_CACHE))
+jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
+
+SHARED = pathlib.Path(__file__).resolve().parents[1].parent / "shared"
+SGF_DIR = SHARED / "data" / "sgf" / "gnugo-regression"
+
+
+@pytest.fixture(scope="session")
+def gnugo_path():
+    from alphago_jax.play.gtp_client import find_gnugo
+
+    path = find_gnugo()
+    if path is None:
+        pytest.skip("GNU Go is not installed (apt-get install -y gnugo); .ci/run installs it")
+    return path
+
+
+@pytest.fixture(scope="session")
+def sgf_dir():
+    if not SGF_DIR.is_dir():
+        pytest.skip(f"{SGF_DIR} is absent: the SGF corpus ships in ../shared beside the checkout")
+    return SGF_DIR

@@ -42,7 +42,6 @@ from alphago_jax.games.base import BLACK, WHITE, Game
 MIN_SIZE, MAX_SIZE = 2, 19
 _EDGE = 2  # board value used for off-board neighbours
 _POINT_BITS = 9  # low bits of a stone key's first word hold its point (361 < 512)
-_SENTINEL = np.uint32(0xFFFFFFFF)
 
 
 @struct.dataclass
@@ -56,8 +55,10 @@ class GoState:
       atari_lib: int16[N], for a stone whose chain has exactly one liberty, that liberty; else -1.
       legal: bool[N + 1], the legal actions of the player to move (all False once over).
       hash: uint32[2], 64-bit Zobrist hash of the board (additive, two words).
-      history: uint32[H, 2], hashes of every position so far, sorted, padded with 0xFFFFFFFF.
+      history: uint32[H, 2], hashes of every position so far in order of play; rows past
+        ``history_len`` are unused.
       history_len: int32[], number of valid rows in ``history``.
+      bloom: uint32[W], Bloom filter bits of the history hashes (W >= H, a power of two).
       ko: int16[], the point forbidden by simple ko, -1 if none (only without superko).
       passes: int8[], consecutive passes just played.
       move_count: int32[], actions played so far (passes included).
@@ -74,6 +75,7 @@ class GoState:
     hash: jnp.ndarray
     history: jnp.ndarray
     history_len: jnp.ndarray
+    bloom: jnp.ndarray
     ko: jnp.ndarray
     passes: jnp.ndarray
     move_count: jnp.ndarray
@@ -154,6 +156,11 @@ class Go(Game):
     def _history_size(self) -> int:
         return self.max_moves + 1 if self.superko else 1
 
+    @property
+    def _bloom_words(self) -> int:
+        # At least 32 bits per position: under 3% false positives when the history is full.
+        return 1 << max(0, (self._history_size - 1).bit_length()) if self.superko else 1
+
     # ------------------------------------------------------------------------- contract
     def init(self) -> GoState:
         """The empty board, black to play."""
@@ -170,11 +177,11 @@ class Go(Game):
         board = jnp.asarray(board, jnp.int8).reshape(self.num_points)
         to_play = jnp.asarray(to_play, jnp.int8)
         chain_id = _label_chains(board, self.size)
-        atari_lib, chain_hash = self._chain_info(board, chain_id)
+        atari_lib = self._atari_libs(board, chain_id)
         keys = jnp.asarray(zobrist_keys(self.size))
         stone_keys = jnp.where(board == BLACK, keys[0], jnp.where(board == WHITE, keys[1], 0))
         h = jnp.sum(stone_keys, axis=-1, dtype=jnp.uint32)
-        history = jnp.full((self._history_size, 2), _SENTINEL, jnp.uint32).at[0].set(h)
+        history = jnp.zeros((self._history_size, 2), jnp.uint32).at[0].set(h)
         state = GoState(
             board=board,
             to_play=to_play,
@@ -184,6 +191,7 @@ class Go(Game):
             hash=h,
             history=history,
             history_len=jnp.int32(1),
+            bloom=_bloom_insert(jnp.zeros(self._bloom_words, jnp.uint32), h[1]),
             ko=jnp.int16(-1),
             passes=jnp.int8(0),
             move_count=jnp.int32(0),
@@ -191,7 +199,7 @@ class Go(Game):
             illegal_loser=jnp.int8(0),
             last_move=jnp.int16(-1),
         )
-        return state.replace(legal=self._legal(state, chain_hash))
+        return state.replace(legal=self._legal(state))
 
     def step(self, state: GoState, action) -> GoState:
         n = self.num_points
@@ -227,9 +235,11 @@ class Go(Game):
             delta = delta - jnp.where(suicided, own_keys, 0)
         h = state.hash + jnp.sum(delta, axis=-1, dtype=jnp.uint32)
 
-        history, history_len = state.history, state.history_len
+        history, history_len, bloom = state.history, state.history_len, state.bloom
         if self.superko:
-            history = jnp.where(play, _sorted_insert(history, h), history)
+            bloom = jnp.where(play, _bloom_insert(bloom, h[1]), bloom)
+            at_end = (jnp.arange(history.shape[0]) == history_len)[:, None] & play
+            history = jnp.where(at_end, h[None, :], history)
             history_len = history_len + play
         ko = state.ko
         if not self.superko:
@@ -238,7 +248,7 @@ class Go(Game):
         passes = jnp.where(passed, state.passes + 1, jnp.where(play, 0, state.passes)).astype(jnp.int8)
         move_count = state.move_count + (play | passed)
         terminal = over | illegal | (passes >= 2) | (move_count >= self.max_moves)
-        atari_lib, chain_hash = self._chain_info(board, chain_id)
+        atari_lib = self._atari_libs(board, chain_id)
         new = GoState(
             board=board,
             to_play=jnp.where(over, c, -c).astype(jnp.int8),
@@ -248,6 +258,7 @@ class Go(Game):
             hash=h,
             history=history,
             history_len=history_len,
+            bloom=bloom,
             ko=ko.astype(jnp.int16),
             passes=passes,
             move_count=move_count,
@@ -255,7 +266,7 @@ class Go(Game):
             illegal_loser=jnp.where(illegal, c, state.illegal_loser).astype(jnp.int8),
             last_move=jnp.where(play | passed, action, state.last_move).astype(jnp.int16),
         )
-        return new.replace(legal=self._legal(new, chain_hash) & ~terminal)
+        return new.replace(legal=self._legal(new) & ~terminal)
 
     def legal_action_mask(self, state: GoState) -> jnp.ndarray:
         return state.legal
@@ -315,12 +326,13 @@ class Go(Game):
                 raise ValueError(f"setup chain at {grid.to_vertex(int(cid), self.size)} has no liberties")
 
     # ------------------------------------------------------------------------- internals
-    def _chain_info(self, board, chain_id):
-        """Per-point chain facts from pseudo-liberties, in one segment_sum over chains.
+    def _atari_libs(self, board, chain_id):
+        """int16[N]: for each stone, its chain's only liberty if it has exactly one, else -1.
 
-        Returns:
-          atari_lib: int16[N], the chain's only liberty if it has exactly one, else -1.
-          chain_hash: uint32[2, N], sum of the chain's stone keys (0 on empty points).
+        Pseudo-liberties (a liberty counted once per adjacent stone) are summed per chain in one
+        segment_sum: count and index sum packed in one int32 (count < 2^11, sum < 2^20), and
+        the sum of squared indices. The chain is in atari iff all its pseudo-liberties are one
+        point L: sum == count * L and sum of squares == count * L^2.
         """
         n, size = self.num_points, self.size
         stone = board != 0
@@ -329,22 +341,18 @@ class Go(Game):
         cnt = jnp.sum(nb_empty, axis=0, dtype=jnp.int32)
         sm = jnp.sum(jnp.where(nb_empty, nb_idx, 0), axis=0)
         sq = jnp.sum(jnp.where(nb_empty, nb_idx * nb_idx, 0), axis=0)
-        keys = jnp.asarray(zobrist_keys(size))
-        stone_keys = jnp.where(board == BLACK, keys[0], jnp.where(board == WHITE, keys[1], 0))
-        stone_keys = jax.lax.bitcast_convert_type(stone_keys, jnp.int32)  # int32 adds wrap like uint32
-        data = jnp.concatenate([jnp.stack([cnt, sm, sq]), stone_keys], axis=0)
-        data = jnp.where(stone[None, :], data, 0).T  # [N, 5]
         seg = jnp.where(stone, chain_id, n).astype(jnp.int32)
-        per_chain = jax.ops.segment_sum(data, seg, num_segments=n + 1, indices_are_sorted=False)
-        g = per_chain[seg].T  # [5, N]: each point sees its chain's sums
-        c, s, q = g[0], g[1], g[2]
+        data = jnp.stack([(cnt << 20) + sm, sq], axis=-1)
+        # Materialise the summands: fused into the scatter they are recomputed per update.
+        data, seg = jax.lax.optimization_barrier((data, seg))
+        per_chain = jax.ops.segment_sum(data, seg, num_segments=n + 1)
+        g = per_chain[seg]
+        c, s, q = g[:, 0] >> 20, g[:, 0] & ((1 << 20) - 1), g[:, 1]
         lib = s // jnp.maximum(c, 1)
         atari = stone & (c > 0) & (s == c * lib) & (q == c * lib * lib)
-        atari_lib = jnp.where(atari, lib, -1).astype(jnp.int16)
-        chain_hash = jax.lax.bitcast_convert_type(g[3:], jnp.uint32)
-        return atari_lib, chain_hash
+        return jnp.where(atari, lib, -1).astype(jnp.int16)
 
-    def _legal(self, state: GoState, chain_hash) -> jnp.ndarray:
+    def _legal(self, state: GoState) -> jnp.ndarray:
         """bool[N + 1]: legal actions for ``state.to_play`` (pass always legal)."""
         n, size = self.num_points, self.size
         p = state.to_play
@@ -352,58 +360,59 @@ class Go(Game):
         empty = board == 0
         nb_board = grid.shifts(board, size, _EDGE)
         nb_atari = grid.shifts(state.atari_lib, size, -1)
-        own = nb_board == p
-        opp = nb_board == -p
         has_lib = jnp.any(nb_board == 0, axis=0)
-        safe_join = jnp.any(own & (nb_atari < 0), axis=0)
-        cap_dir = opp & (nb_atari >= 0)  # an adjacent enemy chain in atari: its liberty is here
-        captures = jnp.any(cap_dir, axis=0)
+        safe_join = jnp.any((nb_board == p) & (nb_atari < 0), axis=0)
+        # An adjacent enemy chain in atari has its only liberty here: playing captures it.
+        captures = jnp.any((nb_board == -p) & (nb_atari >= 0), axis=0)
         breathes = has_lib | safe_join | captures
         legal = empty if self.allow_suicide else empty & breathes
 
         if self.superko:
-            legal = legal & ~self._superko_repeats(state, chain_hash, empty, breathes, cap_dir, own)
+            legal = legal & ~self._superko_repeats(state, empty & captures, empty & ~breathes)
         else:
             legal = legal & (jnp.arange(n) != state.ko)
         return jnp.concatenate([legal, jnp.ones((1,), bool)])
 
-    def _superko_repeats(self, state, chain_hash, empty, breathes, cap_dir, own):
-        """bool[N]: empty points whose move would recreate an earlier position."""
-        n, size = self.num_points, self.size
+    def _superko_repeats(self, state: GoState, captures, suicides):
+        """bool[N]: empty points whose move would recreate an earlier position.
+
+        Args:
+          captures: bool[N], empty points where the move captures.
+          suicides: bool[N], empty points where the move is suicide.
+        """
+        n = self.num_points
         p = state.to_play
-        keys = jnp.asarray(zobrist_keys(size))[_colour_index(p)]  # [2, N]
-        nb_id = grid.shifts(state.chain_id, size, -1).astype(jnp.int32)
-        nb_hash = jnp.stack([grid.shifts(chain_hash[w], size, 0) for w in range(2)])  # [2, 4, N]
-        captures = jnp.any(cap_dir, axis=0)
-        suicide = empty & ~breathes
+        keys = jnp.asarray(zobrist_keys(self.size))
+        own_keys, opp_keys = keys[_colour_index(p)], keys[_colour_index(-p)]  # [2, N]
+        board, lib = state.board, state.atari_lib.astype(jnp.int32)
 
-        def unique_sum(mask):
-            """Sum of chain hashes over distinct chains marked in mask[4, N]."""
-            total = jnp.zeros((2, n), jnp.uint32)
-            for d in range(4):
-                first = mask[d]
-                for e in range(d):
-                    first = first & ~(mask[e] & (nb_id[e] == nb_id[d]))
-                total = total + jnp.where(first, nb_hash[:, d], 0)
-            return total
+        def removed_by(colour, colour_keys):
+            """uint32[2, N]: per point, the summed keys of ``colour`` chains whose only liberty it is."""
+            in_atari = (board == colour) & (lib >= 0)
+            data = jax.lax.bitcast_convert_type(jnp.where(in_atari, colour_keys, 0), jnp.int32).T
+            seg = jnp.where(in_atari, lib, n)
+            data, seg = jax.lax.optimization_barrier((data, seg))
+            out = jax.ops.segment_sum(data, seg, num_segments=n + 1)[:n].T
+            return jax.lax.bitcast_convert_type(out, jnp.uint32)
 
-        removed = unique_sum(cap_dir)
-        placed = keys
+        removed = removed_by(-p, opp_keys)
+        candidates = captures
         if self.allow_suicide:
-            removed = removed + jnp.where(suicide, unique_sum(own) + keys, 0)
-        resulting = state.hash[:, None] + placed - removed  # [2, N]
-        lookup = empty & (captures | suicide)
-        found = _contains(state.history, state.history_len, resulting.T)
-        repeats = lookup & found
+            removed = removed + jnp.where(suicides, removed_by(p, own_keys) + own_keys, 0)
+            candidates = captures | suicides
+        resulting = state.hash[:, None] + own_keys - removed  # [2, N]
 
-        # Plain moves: an earlier position equals this one plus a single own stone.
+        # Plain moves: an earlier position equals this one plus a single own stone, whose point
+        # is named by the low bits of the hash difference.
         d = state.history - state.hash[None, :]  # [H, 2]
         q = (d[:, 0] & jnp.uint32((1 << _POINT_BITS) - 1)).astype(jnp.int32)
-        qc = jnp.clip(q, 0, n - 1)
+        qc = jnp.minimum(q, n - 1)
         valid = jnp.arange(state.history.shape[0]) < state.history_len
-        match = valid & (q < n) & (d[:, 0] == keys[0, qc]) & (d[:, 1] == keys[1, qc])
-        plain_repeat = jnp.zeros(n + 1, bool).at[jnp.where(match, q, n)].set(True)[:n]
-        return repeats | (plain_repeat & empty & ~captures & ~suicide)
+        plain = valid & (q < n) & (d[:, 0] == own_keys[0, qc]) & (d[:, 1] == own_keys[1, qc])
+
+        maybe = candidates & _bloom_contains(state.bloom, resulting[1])
+        found, found_plain = _confirm_repeats(state.history, valid, resulting, maybe, plain, q)
+        return found | (found_plain & ~candidates)
 
     def _simple_ko(self, board, placed, captured, nbr_ids):
         """int32[]: the ko point after a move capturing one stone with a lone stone in atari."""
@@ -431,32 +440,70 @@ def _label_chains(board, size):
     return jnp.where(stone, label, -1).astype(jnp.int16)
 
 
-def _lex_less(a, b):
-    """a < b for 64-bit hashes stored as [..., 2] uint32 words (word 0 most significant)."""
-    return (a[..., 0] < b[..., 0]) | ((a[..., 0] == b[..., 0]) & (a[..., 1] < b[..., 1]))
+def _bloom_bit(hash_word):
+    """(word index, bit mask) of a hash in a Bloom table, from the hash's top bits."""
+    return hash_word >> 5, jnp.left_shift(jnp.uint32(1), hash_word & 31)
 
 
-def _sorted_insert(history, h):
-    """Insert hash h (uint32[2]) into the sorted history uint32[H, 2] (last row drops off)."""
-    pos = jnp.sum(_lex_less(history, h[None, :]))
-    i = jnp.arange(history.shape[0])[:, None]
-    shifted = jnp.concatenate([history[:1], history[:-1]], axis=0)
-    return jnp.where(i < pos, history, jnp.where(i == pos, h[None, :], shifted))
+def _bloom_contains(bloom, hash_word):
+    """bool[...]: whether a hash may be in the table (no false negatives).
+
+    Args:
+      bloom: uint32[W] bit table, W a power of two.
+      hash_word: uint32[...], word 1 of the hashes (uniformly random bits).
+    """
+    idx = hash_word >> (32 - _log2(bloom.shape[0]) - 5)
+    word, bit = _bloom_bit(idx)
+    return (bloom[word] & bit) != 0
 
 
-def _contains(history, length, queries):
-    """bool[Q]: whether each query hash (uint32[Q, 2]) is among the first ``length`` rows."""
-    size = history.shape[0]
-    lo = jnp.zeros(queries.shape[0], jnp.int32)
-    hi = jnp.full(queries.shape[0], size, jnp.int32)
-    for _ in range(max(1, int(np.ceil(np.log2(size + 1))))):
-        mid = (lo + hi) // 2
-        less = _lex_less(history[jnp.minimum(mid, size - 1)], queries)
-        active = lo < hi
-        lo = jnp.where(active & less, mid + 1, lo)
-        hi = jnp.where(active & ~less, mid, hi)
-    at = history[jnp.minimum(lo, size - 1)]
-    return (lo < length) & jnp.all(at == queries, axis=-1)
+def _bloom_insert(bloom, hash_word):
+    idx = hash_word >> (32 - _log2(bloom.shape[0]) - 5)
+    word, bit = _bloom_bit(idx)
+    return jnp.where(jnp.arange(bloom.shape[0]) == word, bloom | bit, bloom)
+
+
+def _log2(x: int) -> int:
+    return int(x).bit_length() - 1
+
+
+def _confirm_repeats(history, valid, hashes, maybe, plain, plain_points):
+    """Exact history look-ups for the few candidates a dense pre-filter left.
+
+    One iteration checks one capture candidate against the whole history (dense compares)
+    and names the point of one plain-move match; under vmap the loop runs as many times as
+    the busiest game needs, which is a handful even on 19x19.
+
+    Args:
+      history: uint32[H, 2]; valid: bool[H], rows in use.
+      hashes: uint32[2, N], hash each candidate move would produce.
+      maybe: bool[N], candidates that may repeat (Bloom filter hits).
+      plain: bool[H], history rows equal to this position plus one own stone.
+      plain_points: int32[H], the point of that stone.
+
+    Returns:
+      (bool[N] candidates whose hash is in the history, bool[N] points of plain matches).
+    """
+    n = maybe.shape[0]
+    points = jnp.arange(n)
+
+    def body(carry):
+        left, rows, found, found_plain = carry
+        q = jnp.argmax(left)
+        h = hashes[:, q]
+        hit = jnp.any(valid & (history[:, 0] == h[0]) & (history[:, 1] == h[1]))
+        this = (points == q) & left[q]
+        i = jnp.argmax(rows)
+        that = (points == plain_points[i]) & rows[i]
+        rows = rows & (jnp.arange(rows.shape[0]) != i)
+        return left & ~this, rows, found | (this & hit), found_plain | that
+
+    def more(carry):
+        return jnp.any(carry[0]) | jnp.any(carry[1])
+
+    none = jnp.zeros(n, bool)
+    _, _, found, found_plain = jax.lax.while_loop(more, body, (maybe, plain, none, none))
+    return found, found_plain
 
 
 def fixed_handicap_vertices(size: int, stones: int) -> list[str]:

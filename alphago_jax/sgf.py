@@ -21,7 +21,7 @@ from typing import Sequence
 import jax
 import jax.numpy as jnp
 import numpy as np
-from sgfmill import sgf, sgf_properties
+from sgfmill import sgf, sgf_grammar, sgf_properties
 
 from alphago_jax.games import grid
 from alphago_jax.games.base import BLACK, WHITE
@@ -33,7 +33,15 @@ _NAME = {BLACK: "B", WHITE: "W"}
 
 
 class SGFError(ValueError):
-    """A record that cannot be read or replayed; the message names the file and the problem."""
+    """A record that cannot be read or replayed; the message names the file and the problem.
+
+    Attributes:
+      move: the 1-based number of the offending move, or None when no move is to blame.
+    """
+
+    def __init__(self, message: str, move: int | None = None):
+        super().__init__(message)
+        self.move = move
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,16 +111,19 @@ def _to_row_col(point, size):
     return size - 1 - row, col
 
 
-def _read_source(path_or_bytes) -> tuple[bytes, str | None]:
-    """(SGF bytes, source path or None). A str starting with ``(`` is SGF text, else a path."""
+def _read_source(path_or_bytes) -> tuple[bytes, str | None, str | None]:
+    """(SGF bytes, source path or None, encoding overriding CA or None).
+
+    A str starting with ``(`` is SGF text (its encoding is UTF-8 whatever CA says), else a path.
+    """
     if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
-        return bytes(path_or_bytes), None
+        return bytes(path_or_bytes), None, None
     if isinstance(path_or_bytes, str) and path_or_bytes.lstrip().startswith("("):
-        return path_or_bytes.encode("utf-8"), None
+        return path_or_bytes.encode("utf-8"), None, "utf-8"
     path = os.fspath(path_or_bytes)
     try:
         with open(path, "rb") as f:
-            return f.read(), path
+            return f.read(), path, None
     except OSError as e:
         raise SGFError(f"{path}: cannot read: {e.strerror or e}") from None
 
@@ -122,9 +133,13 @@ def _root_get(root, ident, default=None):
     if not root.has_property(ident):
         return default
     raw = root.get_raw_list(ident)
+    text = "".join(f"[{v.decode('latin-1')}]" for v in raw)
     if len(set(raw)) > 1:
-        raise ValueError(f"{ident} has several values {[v.decode('latin-1') for v in raw]}")
-    return root.get_presenter().interpret(ident, raw[:1])
+        raise ValueError(f"{ident}{text}: several values")
+    try:
+        return root.get_presenter().interpret(ident, raw[:1])
+    except ValueError as e:
+        raise ValueError(f"{ident}{text}: {str(e) or 'malformed value'}") from None
 
 
 def load(path_or_bytes, *, require_moves: bool = True) -> GameRecord:
@@ -141,31 +156,33 @@ def load(path_or_bytes, *, require_moves: bool = True) -> GameRecord:
     Raises:
       SGFError: naming the file and the problem.
     """
-    data, source = _read_source(path_or_bytes)
+    data, source, encoding = _read_source(path_or_bytes)
     name = source or "<sgf>"
     try:
-        game = sgf.Sgf_game.from_bytes(data)
+        tree = sgf_grammar.parse_sgf_game(data)
     except ValueError as e:
         raise SGFError(f"{name}: malformed SGF: {e}") from None
+    try:
+        game = sgf.Sgf_game.from_coarse_game_tree(tree, override_encoding=encoding)
+    except (ValueError, LookupError) as e:
+        raise SGFError(f"{name}: bad SZ or CA property: {e}") from None
     root = game.get_root()
     size = game.get_size()
     try:
         gm = _root_get(root, "GM", 1)
-        if gm != 1:
-            raise SGFError(f"{name}: not a Go record (GM[{gm}])")
-        if not MIN_SIZE <= size <= MAX_SIZE:
-            raise SGFError(f"{name}: unsupported board size {size} (Go here is {MIN_SIZE}x{MIN_SIZE} to {MAX_SIZE}x{MAX_SIZE})")
         komi = _root_get(root, "KM", 0.0)
         handicap = _root_get(root, "HA", 0)
         result = _root_get(root, "RE")
         black_name, white_name = _root_get(root, "PB"), _root_get(root, "PW")
         pl = _root_get(root, "PL")
     except ValueError as e:
-        if isinstance(e, SGFError):
-            raise
-        raise SGFError(f"{name}: bad root property: {e or 'malformed value'}") from None
+        raise SGFError(f"{name}: bad root property {e}") from None
+    if gm != 1:
+        raise SGFError(f"{name}: not a Go record (GM[{gm}])")
+    if not MIN_SIZE <= size <= MAX_SIZE:
+        raise SGFError(f"{name}: unsupported board size {size} (the rules allow {MIN_SIZE} to {MAX_SIZE})")
     if handicap < 0:
-        raise SGFError(f"{name}: bad root property: HA[{handicap}]")
+        raise SGFError(f"{name}: bad root property HA[{handicap}]")
 
     try:
         ab, aw, ae = root.get_setup_stones()
@@ -180,8 +197,8 @@ def load(path_or_bytes, *, require_moves: bool = True) -> GameRecord:
     for depth, node in enumerate(game.get_main_sequence()):
         if depth > 0 and node.has_setup_stones():
             raise SGFError(
-                f"{name}: setup stones (AB/AW/AE) after the root node, at node {depth}: "
-                "a problem or variation file, not a game record")
+                f"{name}: setup stones (AB/AW/AE) after the root node: "
+                f"a problem or variation file, not a game record (node {depth})")
         colour, raw = node.get_raw_move()
         if colour is None:
             continue
@@ -189,7 +206,8 @@ def load(path_or_bytes, *, require_moves: bool = True) -> GameRecord:
             point = sgf_properties.interpret_go_point(raw, size)
         except ValueError:
             text = raw.decode("latin-1")
-            raise SGFError(f"{name}: move {len(moves) + 1} {colour.upper()}[{text}] is off the board or malformed") from None
+            what = f"move {len(moves) + 1} {colour.upper()}[{text}]"
+            raise SGFError(f"{name}: {what} is off the board or malformed", len(moves) + 1) from None
         moves.append((_COLOUR[colour], _to_point(point, size)))
     if require_moves and not moves:
         raise SGFError(f"{name}: no moves (a position or problem, not a game record)")
@@ -203,26 +221,31 @@ def load(path_or_bytes, *, require_moves: bool = True) -> GameRecord:
 
 # --------------------------------------------------------------------------------- replay
 @functools.lru_cache(maxsize=None)
-def _jitted(game: Go):
-    def checked_step(state: GoState, action):
-        ok = state.legal[action]
-        new = game.step(state, action)
-        return jax.tree_util.tree_map(lambda x, y: jnp.where(ok, x, y), new, state), ok
+def _compiled_replay(game: Go, all_states: bool):
+    """jit of ``run(board, to_play, actions, colours, resume, length) -> (final, ok, states)``.
 
-    return jax.jit(game.init_from_board), jax.jit(checked_step)
-
-
-def jitted_rules(game: Go):
-    """Compiled ``(init, checked_step)`` for ``game``, cached per rules.
-
-    ``init(board int8[N], to_play int8[])`` is ``game.init_from_board``.
-    ``checked_step(state, action int32[]) -> (state, ok bool[])``: ``ok`` is
-    ``state.legal[action]`` before the step; an illegal action leaves the state unchanged
-    (it never reaches the returned state), so the caller can check ``ok`` later without a
-    device round trip per move. Komi only affects scoring: games differing only in komi
-    share one compilation.
+    Scans ``game.max_moves`` padded moves; only the first ``length`` count. A move is stepped
+    only if its colour is the one to play and ``state.legal`` allows it; from the first move
+    that fails, nothing more is stepped, so ``final`` is the state before that move.
     """
-    return _jitted(dataclasses.replace(game, komi=0.0))
+
+    def run(board, to_play, actions, colours, resume, length):
+        def body(carry, x):
+            state, stopped = carry
+            i, action, colour, reset = x
+            ok = (state.to_play == colour) & state.legal[action]
+            played = state.replace(passes=jnp.where(reset, jnp.int8(0), state.passes))
+            new = jax.lax.cond(~stopped & ok & (i < length), lambda: game.step(played, action), lambda: state)
+            return (new, stopped | ((i < length) & ~ok)), (ok, new if all_states else None)
+
+        start = game.init_from_board(board, to_play)
+        xs = (jnp.arange(actions.shape[0]), actions, colours, resume)
+        (final, _), (ok, states) = jax.lax.scan(body, (start, jnp.bool_(False)), xs)
+        if all_states:
+            states = jax.tree_util.tree_map(lambda s0, s: jnp.concatenate([s0[None], s]), start, states)
+        return final, ok, states
+
+    return jax.jit(run)
 
 
 def _chain_and_liberties(board: np.ndarray, size: int, point: int) -> tuple[set[int], set[int]]:
@@ -280,34 +303,31 @@ def _describe(record: GameRecord, i: int) -> str:
     return f"move {i + 1} ({_NAME[colour]} {grid.to_vertex(action, record.size)})"
 
 
-def _raise_first_illegal(game: Go, record: GameRecord, states: list, oks: list) -> None:
-    """Raise SGFError for the first move whose ``ok`` flag is False, if any."""
-    bad = np.flatnonzero(~np.asarray(jax.device_get(oks), bool))
-    if bad.size:
-        i = int(bad[0])
-        why = _why_illegal(game, states[i], record.moves[i][1])
-        raise SGFError(f"{record.name}: illegal {_describe(record, i)}: {why}")
-
-
-def replay(record: GameRecord, game: Go | None = None) -> tuple[Go, list[GoState]]:
-    """Play a record through the JAX rules, rejecting illegal moves before ``game.step``.
+def replay(record: GameRecord, game: Go | None = None, *, all_states: bool = False) -> tuple[Go, GoState]:
+    """Play a record through the JAX rules, rejecting illegal moves before they are stepped.
 
     The start position is the record's setup stones with ``record.first_player`` to move.
-    A record that goes on after two consecutive passes (servers resume a game whose result
-    the players dispute) is replayed as recorded: the pass before a move that follows is
-    stepped with the pass counter reset, so the game does not end there.
+    The whole record is replayed by one jitted ``lax.scan`` (compiled once per board size and
+    rules; komi only affects scoring, so it is ignored there); inside it a move is stepped
+    only if it is by the colour to play and ``state.legal`` allows it. A record that goes on
+    after two consecutive passes (servers resume a game whose result the players dispute)
+    is replayed as recorded: the second pass is stepped with the pass counter reset, so the
+    game does not end there.
 
     Args:
       record: the game.
       game: the rules; default ``Go(size=record.size, komi=record.komi)``.
+      all_states: also return every position.
 
     Returns:
-      ``(game, states)``: ``states[0]`` is the start position and ``states[i]`` the
-      ``GoState`` after move ``i`` (``len(record.moves) + 1`` states, unbatched).
+      ``(game, state)``: the ``GoState`` after the last move; with ``all_states``, a
+      ``GoState`` whose leaves have a leading axis of ``len(record.moves) + 1`` (``[0]`` the
+      start position, ``[i]`` the position after move ``i``).
 
     Raises:
-      SGFError: naming the file, the move number, the vertex and why, for an illegal move,
-        a move out of turn, or a setup position with a chain without liberties.
+      SGFError: naming the file, the move number, the vertex and why, for an illegal move
+        (occupied, suicide, ko / superko, the game already over), a move out of turn, or
+        a setup chain without liberties.
     """
     name = record.name
     if game is None:
@@ -318,22 +338,33 @@ def replay(record: GameRecord, game: Go | None = None) -> tuple[Go, list[GoState
     dead = _check_setup(board, game.size)
     if dead is not None:
         raise SGFError(f"{name}: illegal setup position: the chain at {dead} has no liberties")
-    init, checked_step = jitted_rules(game)
-    state = init(board, np.int8(record.first_player))
-    states, oks = [state], []
-    n, last, to_play = game.num_points, len(record.moves) - 1, record.first_player
-    for i, (colour, action) in enumerate(record.moves):
-        if colour != to_play:
-            _raise_first_illegal(game, record, states, oks)
-            raise SGFError(f"{name}: moves out of turn at {_describe(record, i)}: {_NAME[to_play]} is to play")
-        if action == n and i > 0 and record.moves[i - 1][1] == n and i < last:
-            state = state.replace(passes=jnp.int8(0))  # play resumes after this second pass
-        state, ok = checked_step(state, np.int32(action))
-        states.append(state)
-        oks.append(ok)
-        to_play = -to_play
-    _raise_first_illegal(game, record, states, oks)
-    return game, states
+
+    n, horizon = game.num_points, game.max_moves
+    m = min(len(record.moves), horizon)
+    actions = np.full(horizon, n, np.int32)
+    colours = np.zeros(horizon, np.int8)
+    if m:
+        colours[:m], actions[:m] = np.array(record.moves[:m], np.int32).T
+    resume = np.zeros(horizon, bool)  # a second pass with moves after it: play resumes
+    if m >= 3:
+        resume[1:m - 1] = (actions[1:m - 1] == n) & (actions[:m - 2] == n)
+    run = _compiled_replay(dataclasses.replace(game, komi=0.0), all_states)
+    final, ok, states = run(board, np.int8(record.first_player), actions, colours, resume, np.int32(m))
+
+    bad = np.flatnonzero(~np.asarray(ok)[:m])
+    if bad.size:  # ``final`` is the position before the first bad move
+        i = int(bad[0])
+        colour, action = record.moves[i]
+        if colour != int(final.to_play):
+            whose = _NAME[int(final.to_play)]
+            raise SGFError(f"{name}: moves out of turn at {_describe(record, i)}: {whose} is to play", i + 1)
+        raise SGFError(f"{name}: illegal {_describe(record, i)}: {_why_illegal(game, final, action)}", i + 1)
+    if len(record.moves) > horizon:
+        why = f"the game is already over (max_moves={horizon})"
+        raise SGFError(f"{name}: illegal {_describe(record, horizon)}: {why}", horizon + 1)
+    if all_states:
+        return game, jax.tree_util.tree_map(lambda x: x[: m + 1], states)
+    return game, final
 
 
 # --------------------------------------------------------------------------------- writing

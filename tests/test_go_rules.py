@@ -1,9 +1,10 @@
 """Go rules: hand-made positions, and property tests against an independent numpy reference.
 
 Positions are ASCII diagrams (``boards.parse``; row 0 is the top edge, ``X`` black, ``O``
-white) started with ``init_from_board``; moves are GTP vertices. The reference rules at the
-bottom of the helpers (flood fills over Python lists) share nothing with ``go.py`` except the
-public Zobrist key table.
+white) started with ``init_from_board``; moves are GTP vertices. The reference rules in the
+helpers below (flood fills over Python lists) share nothing with ``go.py`` except the public
+Zobrist key table: captures, suicide, liberties, chains, ko, positional superko (a set of every
+board so far), Tromp-Taylor area.
 
 Compilation dominates on a small CPU, so each game configuration below is jitted once
 (``engine``, cached per configuration) and every test reuses it.
@@ -116,7 +117,8 @@ def _neighbours(size):
     out = []
     for p in range(size * size):
         r, c = divmod(p, size)
-        out.append([q for q, ok in ((p - size, r > 0), (p + size, r < size - 1), (p - 1, c > 0), (p + 1, c < size - 1)) if ok])
+        candidates = ((p - size, r > 0), (p + size, r < size - 1), (p - 1, c > 0), (p + 1, c < size - 1))
+        out.append([q for q, on_board in candidates if on_board])
     return out
 
 
@@ -296,11 +298,12 @@ def assert_illegal_step_loses(eng, state, action):
     before = host(state)
     mover = int(before.to_play)
     after = host(eng.step(state, action))
-    assert after.terminal and after.illegal_loser == mover
+    assert after.terminal and after.loser == mover
     np.testing.assert_array_equal(eng.returns(after), [-mover, mover])
     assert not after.legal.any()
-    for name in ("board", "chain_id", "atari_lib", "hash", "history", "history_len", "passes", "move_count", "last_move"):
-        np.testing.assert_array_equal(getattr(after, name), getattr(before, name), err_msg=f"{name} changed by illegal {action}")
+    fb, fa = fields(before), fields(after)
+    for name in fb.keys() - {"to_play", "terminal", "loser", "legal"}:
+        np.testing.assert_array_equal(fa[name], fb[name], err_msg=f"{name} changed by illegal {action}")
     return after
 
 
@@ -424,7 +427,8 @@ def test_suicide_is_illegal(go5, go5_simple, position, vertex):
         s = eng.setup(position, BLACK)
         p = eng.point(vertex)
         assert not bool(s.legal[p]), f"suicide {vertex} allowed"
-        np.testing.assert_array_equal(host(s).legal, ref_legal(boards.parse(position), BLACK, False, {boards.parse(position).tobytes()}))
+        board = boards.parse(position)
+        np.testing.assert_array_equal(host(s).legal, ref_legal(board, BLACK, False, {board.tobytes()}))
         assert_illegal_step_loses(eng, s, p)
 
 
@@ -448,9 +452,11 @@ def test_allowed_suicide_removes_own_chain(go5_suicide, position, vertex, after)
     assert bool(s0.legal[p])
     s1 = host(go5_suicide.step(s0, p))
     np.testing.assert_array_equal(s1.board, boards.parse(after), err_msg=boards.show(s1.board))
-    assert not s1.terminal and s1.illegal_loser == 0 and s1.to_play == WHITE
+    assert not s1.terminal and s1.loser == 0 and s1.to_play == WHITE
     assert_board_facts(s1, f"after suicide {vertex}")
     assert s1.history_len == 2
+    forbidden = {boards.parse(position).tobytes(), boards.parse(after).tobytes()}
+    np.testing.assert_array_equal(s1.legal, ref_legal(s1.board, WHITE, True, forbidden))
 
 
 def test_allowed_single_stone_suicide_repeats_the_position(go5_suicide):
@@ -517,7 +523,7 @@ SUPERKO_CYCLES = {
     # stones at A5 would recreate the start position six plies back.
     "three_stone_capture": (CORNER, "B4 pass A4 pass B5", "A5"),
     # Black captures A5, white captures three at A5, black plays B4, white passes: black A4
-    # captures nothing and would recreate the start position four plies back.
+    # captures nothing and would recreate the start position five plies back.
     "plain_move": (CORNER_BLACK, "B5 A5 B4 pass", "A4"),
 }
 
@@ -620,7 +626,7 @@ def test_area_score_and_returns(game, position, area, score, result):
     assert not bool(s1.terminal)
     np.testing.assert_array_equal(eng.returns(s1), [0, 0])
     s2 = eng.step(s1, game.pass_action)
-    assert bool(s2.terminal) and int(s2.illegal_loser) == 0
+    assert bool(s2.terminal) and int(s2.loser) == 0
     np.testing.assert_array_equal(eng.returns(s2), result)
     assert eng.returns(s2).dtype == np.float32
 
@@ -664,14 +670,15 @@ def test_max_moves_ends_the_game(go5):
         s = go5.step(s, rng.choice(pts) if len(pts) else n)
         assert int(s.move_count) == t
         assert bool(s.terminal) == (t == GO5.max_moves), f"terminal={bool(s.terminal)} after {t} moves"
-    assert int(s.passes) < 2 and int(s.illegal_loser) == 0
+    assert int(s.passes) < 2 and int(s.loser) == 0
     np.testing.assert_array_equal(go5.returns(s), ref_returns(host(s).board, GO5.komi))
     with pytest.raises(ValueError, match="max_moves"):
         games.make("go", size=5, max_moves=0)
 
 
 # ======================================================================== illegal actions
-@pytest.mark.parametrize("action", ["C3", "C4", -1, 26, 1000], ids=["opponent_stone", "own_stone", "minus_one", "num_actions", "far"])
+@pytest.mark.parametrize("action", ["C3", "C4", -1, 26, 1000],
+                         ids=["opponent_stone", "own_stone", "minus_one", "num_actions", "far"])
 def test_illegal_action_loses_without_corrupting(go5, action):
     s = go5.setup(CAPTURES["centre"][0], BLACK)
     a = go5.point(action) if isinstance(action, str) else action
@@ -710,7 +717,7 @@ def test_init_from_board(go5):
     s = host(go5.setup(position, WHITE))
     np.testing.assert_array_equal(s.board, board)
     assert s.to_play == WHITE and not s.terminal and s.move_count == 0 and s.passes == 0
-    assert s.history_len == 1 and s.ko == -1 and s.last_move == -1 and s.illegal_loser == 0
+    assert s.history_len == 1 and s.ko == -1 and s.last_move == -1 and s.loser == 0
     assert_board_facts(s, "setup")
     np.testing.assert_array_equal(s.legal, ref_legal(board, WHITE, False, {board.tobytes()}))
     assert s.legal[go5.point("A5")]  # white captures B5
@@ -795,7 +802,7 @@ class TestStepVariants(chex.TestCase):
         np.testing.assert_array_equal(np.asarray(s1.hash), ref_hash(np.asarray(s1.board)))
         s2 = step(s1, jnp.int32(b5))  # the masked recapture loses
         self.assertTrue(bool(s2.terminal))
-        self.assertEqual(int(s2.illegal_loser), WHITE)
+        self.assertEqual(int(s2.loser), WHITE)
         np.testing.assert_array_equal(np.asarray(s2.board), np.asarray(s1.board))
 
     @chex.variants(with_jit=True, without_jit=True)
@@ -830,7 +837,7 @@ def test_vmap_matches_per_game_loop(go7):
         got = host(batched)
         for b in range(batch):
             assert_same_state(jax.tree.map(lambda x: x[b], got), singles[b], f"game {b} after {t + 1} moves")
-    assert bool(batched.terminal[0]) and int(batched.illegal_loser[0]) != 0
+    assert bool(batched.terminal[0]) and int(batched.loser[0]) != 0
     assert not np.asarray(batched.terminal[1:]).all()
 
 
@@ -895,7 +902,7 @@ def test_random_play_matches_reference(game, setup, first, choices):
             assert (new.board == mover).sum() == (s.board == mover).sum() + 1 - len(suicided)
             assert (new.board == -mover).sum() == (s.board == -mover).sum() - len(captured)
             assert new.passes == 0
-        assert new.to_play == -mover and new.move_count == s.move_count + 1 and new.illegal_loser == 0
+        assert new.to_play == -mover and new.move_count == s.move_count + 1 and new.loser == 0
         assert bool(new.terminal) == (new.passes >= 2 or new.move_count >= game.max_moves)
         np.testing.assert_array_equal(eng.area(new), ref_area(new.board))
         want = ref_returns(new.board, game.komi) if new.terminal else np.zeros(2, np.float32)

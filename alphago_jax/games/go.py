@@ -63,7 +63,8 @@ class GoState:
       passes: int8[], consecutive passes just played.
       move_count: int32[], actions played so far (passes included).
       terminal: bool[].
-      illegal_loser: int8[], colour of the player who stepped an illegal action, 0 if none.
+      loser: int8[], colour of a player who lost by rule rather than by score (an illegal
+        action; in AtariGo and NoGo also being captured or having no move), 0 if none.
       last_move: int16[], the last action played, -1 at the start.
     """
 
@@ -80,7 +81,7 @@ class GoState:
     passes: jnp.ndarray
     move_count: jnp.ndarray
     terminal: jnp.ndarray
-    illegal_loser: jnp.ndarray
+    loser: jnp.ndarray
     last_move: jnp.ndarray
 
 
@@ -102,6 +103,11 @@ def zobrist_keys(size: int) -> np.ndarray:
 def _colour_index(colour):
     """0 for black (+1), 1 for white (-1)."""
     return (1 - colour.astype(jnp.int32)) // 2
+
+
+def _keys_of(keys, colour):
+    """uint32[2, N]: the stone keys of ``colour`` (a select, not a gather: cheaper under vmap)."""
+    return jnp.where(colour == BLACK, keys[0], keys[1])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -158,7 +164,7 @@ class Go(Game):
 
     @property
     def _bloom_words(self) -> int:
-        # At least 32 bits per position: under 3% false positives when the history is full.
+        # At least 32 bits per position, two bits set each: under 0.5% false positives when full.
         return 1 << max(0, (self._history_size - 1).bit_length()) if self.superko else 1
 
     # ------------------------------------------------------------------------- contract
@@ -191,12 +197,12 @@ class Go(Game):
             hash=h,
             history=history,
             history_len=jnp.int32(1),
-            bloom=_bloom_insert(jnp.zeros(self._bloom_words, jnp.uint32), h[1]),
+            bloom=_bloom_insert(jnp.zeros(self._bloom_words, jnp.uint32), h),
             ko=jnp.int16(-1),
             passes=jnp.int8(0),
             move_count=jnp.int32(0),
             terminal=jnp.bool_(False),
-            illegal_loser=jnp.int8(0),
+            loser=jnp.int8(0),
             last_move=jnp.int16(-1),
         )
         return state.replace(legal=self._legal(state))
@@ -225,7 +231,7 @@ class Go(Game):
         chain_id = jnp.where(captured, -1, chain_id)
 
         keys = jnp.asarray(zobrist_keys(self.size))
-        own_keys, opp_keys = keys[_colour_index(c)], keys[_colour_index(-c)]
+        own_keys, opp_keys = _keys_of(keys, c), _keys_of(keys, -c)
         delta = jnp.where(placed, own_keys, 0) - jnp.where(captured, opp_keys, 0)
         if self.allow_suicide:
             has_lib = jnp.any(merged & jnp.any(grid.shifts(board, self.size, _EDGE) == 0, axis=0))
@@ -237,7 +243,7 @@ class Go(Game):
 
         history, history_len, bloom = state.history, state.history_len, state.bloom
         if self.superko:
-            bloom = jnp.where(play, _bloom_insert(bloom, h[1]), bloom)
+            bloom = jnp.where(play, _bloom_insert(bloom, h), bloom)
             at_end = (jnp.arange(history.shape[0]) == history_len)[:, None] & play
             history = jnp.where(at_end, h[None, :], history)
             history_len = history_len + play
@@ -263,10 +269,16 @@ class Go(Game):
             passes=passes,
             move_count=move_count,
             terminal=terminal,
-            illegal_loser=jnp.where(illegal, c, state.illegal_loser).astype(jnp.int8),
+            loser=jnp.where(illegal, c, state.loser).astype(jnp.int8),
             last_move=jnp.where(play | passed, action, state.last_move).astype(jnp.int16),
         )
-        return new.replace(legal=self._legal(new) & ~terminal)
+        new = new.replace(legal=self._legal(new) & ~terminal)
+        return self._rule_outcome(new, play, captured)
+
+    def _rule_outcome(self, state: GoState, played, captured) -> GoState:
+        """Hook for Go variants that end by rule: ``state`` is after the move, ``played`` says a
+        stone was placed and ``captured`` (bool[N]) marks the stones it took. Go: unchanged."""
+        return state
 
     def legal_action_mask(self, state: GoState) -> jnp.ndarray:
         return state.legal
@@ -277,7 +289,7 @@ class Go(Game):
     def returns(self, state: GoState) -> jnp.ndarray:
         """float32[2]: (black, white) in {-1, 0, 1} by area score; an illegal move loses."""
         s = jnp.sign(self.score(state))
-        s = jnp.where(state.illegal_loser != 0, -state.illegal_loser.astype(jnp.float32), s)
+        s = jnp.where(state.loser != 0, -state.loser.astype(jnp.float32), s)
         return jnp.where(state.terminal, jnp.stack([s, -s]), 0.0).astype(jnp.float32)
 
     def move_code(self, state: GoState, action) -> jnp.ndarray:
@@ -383,7 +395,7 @@ class Go(Game):
         n = self.num_points
         p = state.to_play
         keys = jnp.asarray(zobrist_keys(self.size))
-        own_keys, opp_keys = keys[_colour_index(p)], keys[_colour_index(-p)]  # [2, N]
+        own_keys, opp_keys = _keys_of(keys, p), _keys_of(keys, -p)  # [2, N]
         board, lib = state.board, state.atari_lib.astype(jnp.int32)
 
         def removed_by(colour, colour_keys):
@@ -410,9 +422,13 @@ class Go(Game):
         valid = jnp.arange(state.history.shape[0]) < state.history_len
         plain = valid & (q < n) & (d[:, 0] == own_keys[0, qc]) & (d[:, 1] == own_keys[1, qc])
 
-        maybe = candidates & _bloom_contains(state.bloom, resulting[1])
+        # A ko recapture recreates the position before the opponent's move: compare with it
+        # directly, so the look-up loop only runs for rarer repeats and Bloom false positives.
+        before = state.history[jnp.maximum(state.history_len - 2, 0)]
+        ko_back = candidates & (state.history_len >= 2) & jnp.all(resulting == before[:, None], axis=0)
+        maybe = candidates & ~ko_back & _bloom_contains(state.bloom, resulting)
         found, found_plain = _confirm_repeats(state.history, valid, resulting, maybe, plain, q)
-        return found | (found_plain & ~candidates)
+        return ko_back | found | (found_plain & ~candidates)
 
     def _simple_ko(self, board, placed, captured, nbr_ids):
         """int32[]: the ko point after a move capturing one stone with a lone stone in atari."""
@@ -422,6 +438,7 @@ class Go(Game):
         return jnp.where(one & lone & (libs == 1), jnp.argmax(captured), -1)
 
 
+@functools.partial(jax.jit, static_argnums=1)
 def _label_chains(board, size):
     """int16[N]: chain ids (smallest index in the chain) by min-label propagation; -1 empty."""
     n = size * size
@@ -440,27 +457,31 @@ def _label_chains(board, size):
     return jnp.where(stone, label, -1).astype(jnp.int16)
 
 
-def _bloom_bit(hash_word):
-    """(word index, bit mask) of a hash in a Bloom table, from the hash's top bits."""
-    return hash_word >> 5, jnp.left_shift(jnp.uint32(1), hash_word & 31)
+def _bloom_bits(bloom, h):
+    """Two (word index, bit mask) pairs of a hash in a Bloom table of uint32[W].
 
-
-def _bloom_contains(bloom, hash_word):
-    """bool[...]: whether a hash may be in the table (no false negatives).
-
-    Args:
-      bloom: uint32[W] bit table, W a power of two.
-      hash_word: uint32[...], word 1 of the hashes (uniformly random bits).
+    The indices are the top bits of the two hash words; word 0's low bits are its point
+    field, so only its random top bits are used.
     """
-    idx = hash_word >> (32 - _log2(bloom.shape[0]) - 5)
-    word, bit = _bloom_bit(idx)
-    return (bloom[word] & bit) != 0
+    shift = 32 - (_log2(bloom.shape[0]) + 5)
+    out = []
+    for w in range(2):
+        idx = h[w] >> shift
+        out.append((idx >> 5, jnp.left_shift(jnp.uint32(1), idx & 31)))
+    return out
 
 
-def _bloom_insert(bloom, hash_word):
-    idx = hash_word >> (32 - _log2(bloom.shape[0]) - 5)
-    word, bit = _bloom_bit(idx)
-    return jnp.where(jnp.arange(bloom.shape[0]) == word, bloom | bit, bloom)
+def _bloom_contains(bloom, h):
+    """bool[...]: whether hashes (uint32[2, ...]) may be in the table; no false negatives."""
+    return functools.reduce(jnp.logical_and, [(bloom[w] & bit) != 0 for w, bit in _bloom_bits(bloom, h)])
+
+
+def _bloom_insert(bloom, h):
+    """The table with hash h (uint32[2]) added."""
+    words = jnp.arange(bloom.shape[0])
+    for w, bit in _bloom_bits(bloom, h):
+        bloom = jnp.where(words == w, bloom | bit, bloom)
+    return bloom
 
 
 def _log2(x: int) -> int:
@@ -520,7 +541,7 @@ def fixed_handicap_vertices(size: int, stones: int) -> list[str]:
     def v(col, row):  # col, row from the top-left, 0-based
         return grid.to_vertex(row * size + col, size)
 
-    corners = [v(hi, lo), v(lo, hi), v(hi, hi), v(lo, lo)]  # GTP order: upper right, lower left, ...
+    corners = [v(lo, hi), v(hi, lo), v(lo, lo), v(hi, hi)]  # GTP order: D4, Q16, D16, Q4 on 19x19
     sides = [v(lo, mid), v(hi, mid), v(mid, lo), v(mid, hi)]
     order = {
         2: corners[:2], 3: corners[:3], 4: corners,

@@ -59,7 +59,7 @@ class GoState:
         ``history_len`` are unused.
       history_len: int32[], number of valid rows in ``history``.
       bloom: uint32[W], Bloom filter bits of the history hashes (W >= H, a power of two).
-      ko: int16[], the point forbidden by simple ko, -1 if none (only without superko).
+      ko: int16[], the simple-ko point (an immediate single-stone recapture), -1 if none.
       passes: int8[], consecutive passes just played.
       move_count: int32[], actions played so far (passes included).
       terminal: bool[].
@@ -85,24 +85,45 @@ class GoState:
     last_move: jnp.ndarray
 
 
+def _mix32(x):
+    """A 32-bit integer hash (xorshift-multiply finaliser): uint32 -> uint32, a bijection.
+
+    Works on numpy and jax arrays alike, so stone keys can be computed where a table gather
+    would be slower.
+    """
+    x = x ^ (x >> 16)
+    x = x * np.uint32(0x7FEB352D)
+    x = x ^ (x >> 15)
+    x = x * np.uint32(0x846CA68B)
+    return x ^ (x >> 16)
+
+
+def stone_key(point, colour_index, word, xp=jnp):
+    """uint32: word ``word`` (0 or 1) of the Zobrist key of a stone (``colour_index`` 0 black, 1 white).
+
+    The low ``_POINT_BITS`` bits of word 0 are the point itself, so a hash difference that is
+    a single stone key names its point; the other 55 bits are pseudo-random.
+    """
+    point = xp.asarray(point).astype(xp.uint32)
+    seed = xp.asarray(colour_index).astype(xp.uint32) * np.uint32(0x9E3779B9) + np.uint32(word * 0x632BE5AB + 0x2545F491)
+    k = _mix32(point * np.uint32(0x85EBCA77) + seed)
+    if word == 0:
+        low = np.uint32((1 << _POINT_BITS) - 1)
+        k = (k & ~low) | point
+    return k
+
+
 @functools.lru_cache(maxsize=None)
 def zobrist_keys(size: int) -> np.ndarray:
-    """uint32[2 colours (black, white), 2 words, N]: the stone keys of a board size.
-
-    The low ``_POINT_BITS`` bits of word 0 are the point index itself, so a hash difference
-    that is a single stone key names its point; the other 55 bits are random.
-    """
-    n = size * size
-    rng = np.random.default_rng(20160127 + size)
-    keys = rng.integers(0, 2**32, size=(2, 2, n), dtype=np.uint64).astype(np.uint32)
-    low_mask = np.uint32((1 << _POINT_BITS) - 1)
-    keys[:, 0, :] = (keys[:, 0, :] & ~low_mask) | np.arange(n, dtype=np.uint32)
-    return keys
+    """uint32[2 colours (black, white), 2 words, N]: the stone keys of a board size (``stone_key``)."""
+    points = np.arange(size * size, dtype=np.uint32)
+    with np.errstate(over="ignore"):
+        return np.stack([np.stack([stone_key(points, c, w, np) for w in range(2)]) for c in range(2)])
 
 
 def _colour_index(colour):
     """0 for black (+1), 1 for white (-1)."""
-    return (1 - colour.astype(jnp.int32)) // 2
+    return (colour < 0).astype(jnp.int32)
 
 
 def _keys_of(keys, colour):
@@ -197,7 +218,7 @@ class Go(Game):
             hash=h,
             history=history,
             history_len=jnp.int32(1),
-            bloom=_bloom_insert(jnp.zeros(self._bloom_words, jnp.uint32), h),
+            bloom=_bloom_insert(jnp.zeros(self._bloom_words, jnp.uint32), h[1]),
             ko=jnp.int16(-1),
             passes=jnp.int8(0),
             move_count=jnp.int32(0),
@@ -234,7 +255,7 @@ class Go(Game):
         own_keys, opp_keys = _keys_of(keys, c), _keys_of(keys, -c)
         delta = jnp.where(placed, own_keys, 0) - jnp.where(captured, opp_keys, 0)
         if self.allow_suicide:
-            has_lib = jnp.any(merged & jnp.any(grid.shifts(board, self.size, _EDGE) == 0, axis=0))
+            has_lib = jnp.any(merged & grid.any_of(v == 0 for v in grid.neighbours(board, self.size, _EDGE)))
             suicided = merged & ~has_lib
             board = jnp.where(suicided, 0, board)
             chain_id = jnp.where(suicided, -1, chain_id)
@@ -243,13 +264,11 @@ class Go(Game):
 
         history, history_len, bloom = state.history, state.history_len, state.bloom
         if self.superko:
-            bloom = jnp.where(play, _bloom_insert(bloom, h), bloom)
+            bloom = jnp.where(play, _bloom_insert(bloom, h[1]), bloom)
             at_end = (jnp.arange(history.shape[0]) == history_len)[:, None] & play
             history = jnp.where(at_end, h[None, :], history)
             history_len = history_len + play
-        ko = state.ko
-        if not self.superko:
-            ko = jnp.where(play | passed, self._simple_ko(board, placed, captured, nbr_ids), ko)
+        ko = jnp.where(play | passed, self._simple_ko(board, placed, captured, nbr_ids), state.ko)
 
         passes = jnp.where(passed, state.passes + 1, jnp.where(play, 0, state.passes)).astype(jnp.int8)
         move_count = state.move_count + (play | passed)
@@ -332,7 +351,7 @@ class Go(Game):
         if b.shape[0] != self.num_points or not np.isin(b, (-1, 0, 1)).all():
             raise ValueError(f"setup board must have {self.num_points} values in -1, 0, 1")
         ids = np.asarray(_label_chains(jnp.asarray(b, jnp.int8), self.size))
-        empty_nbr = np.asarray(jnp.any(grid.shifts(jnp.asarray(b, jnp.int8), self.size, _EDGE) == 0, axis=0))
+        empty_nbr = np.asarray(grid.any_of(v == 0 for v in grid.neighbours(jnp.asarray(b, jnp.int8), self.size, _EDGE)))
         for cid in np.unique(ids[ids >= 0]):
             if not empty_nbr[ids == cid].any():
                 raise ValueError(f"setup chain at {grid.to_vertex(int(cid), self.size)} has no liberties")
@@ -341,28 +360,24 @@ class Go(Game):
     def _atari_libs(self, board, chain_id):
         """int16[N]: for each stone, its chain's only liberty if it has exactly one, else -1.
 
-        Pseudo-liberties (a liberty counted once per adjacent stone) are summed per chain in one
-        segment_sum: count and index sum packed in one int32 (count < 2^11, sum < 2^20), and
-        the sum of squared indices. The chain is in atari iff all its pseudo-liberties are one
-        point L: sum == count * L and sum of squares == count * L^2.
+        Each stone knows the smallest and largest index of its empty neighbours; a segment
+        min and max over chains give each chain's smallest and largest liberty. The chain is in
+        atari exactly when they are equal.
         """
         n, size = self.num_points, self.size
+        # Materialise the new board first: fused into the stencil below, the move's selects
+        # would be recomputed for every neighbour of every point.
+        board, chain_id = jax.lax.optimization_barrier((board.astype(jnp.int32), chain_id))
         stone = board != 0
-        nb_empty = grid.shifts(board, size, _EDGE) == 0
-        nb_idx = jnp.asarray(grid.neighbour_index_planes(size))
-        cnt = jnp.sum(nb_empty, axis=0, dtype=jnp.int32)
-        sm = jnp.sum(jnp.where(nb_empty, nb_idx, 0), axis=0)
-        sq = jnp.sum(jnp.where(nb_empty, nb_idx * nb_idx, 0), axis=0)
+        nb_empty = [v == 0 for v in grid.neighbours(board, size, _EDGE)]
+        nb_idx = grid.neighbour_index_planes(size)
+        lo = functools.reduce(jnp.minimum, [jnp.where(e, i, n) for e, i in zip(nb_empty, nb_idx)])
+        hi = functools.reduce(jnp.maximum, [jnp.where(e, i, -1) for e, i in zip(nb_empty, nb_idx)])
         seg = jnp.where(stone, chain_id, n).astype(jnp.int32)
-        data = jnp.stack([(cnt << 20) + sm, sq], axis=-1)
-        # Materialise the summands: fused into the scatter they are recomputed per update.
-        data, seg = jax.lax.optimization_barrier((data, seg))
-        per_chain = jax.ops.segment_sum(data, seg, num_segments=n + 1)
-        g = per_chain[seg]
-        c, s, q = g[:, 0] >> 20, g[:, 0] & ((1 << 20) - 1), g[:, 1]
-        lib = s // jnp.maximum(c, 1)
-        atari = stone & (c > 0) & (s == c * lib) & (q == c * lib * lib)
-        return jnp.where(atari, lib, -1).astype(jnp.int16)
+        lo, hi, seg = jax.lax.optimization_barrier((lo, hi, seg))
+        lo = jax.ops.segment_min(lo, seg, num_segments=n + 1)[seg]
+        hi = jax.ops.segment_max(hi, seg, num_segments=n + 1)[seg]
+        return jnp.where(stone & (lo == hi), lo, -1).astype(jnp.int16)
 
     def _legal(self, state: GoState) -> jnp.ndarray:
         """bool[N + 1]: legal actions for ``state.to_play`` (pass always legal)."""
@@ -370,12 +385,12 @@ class Go(Game):
         p = state.to_play
         board = state.board
         empty = board == 0
-        nb_board = grid.shifts(board, size, _EDGE)
-        nb_atari = grid.shifts(state.atari_lib, size, -1)
-        has_lib = jnp.any(nb_board == 0, axis=0)
-        safe_join = jnp.any((nb_board == p) & (nb_atari < 0), axis=0)
+        nb_board = grid.neighbours(board, size, _EDGE)
+        nb_atari = grid.neighbours(state.atari_lib, size, -1)
+        has_lib = grid.any_of(b == 0 for b in nb_board)
+        safe_join = grid.any_of((b == p) & (a < 0) for b, a in zip(nb_board, nb_atari))
         # An adjacent enemy chain in atari has its only liberty here: playing captures it.
-        captures = jnp.any((nb_board == -p) & (nb_atari >= 0), axis=0)
+        captures = grid.any_of((b == -p) & (a >= 0) for b, a in zip(nb_board, nb_atari))
         breathes = has_lib | safe_join | captures
         legal = empty if self.allow_suicide else empty & breathes
 
@@ -388,6 +403,11 @@ class Go(Game):
     def _superko_repeats(self, state: GoState, captures, suicides):
         """bool[N]: empty points whose move would recreate an earlier position.
 
+        Three exact tests, cheapest first: the simple-ko point (an immediate recapture recreates
+        the position before the opponent's move); for other captures (and suicides), a Bloom
+        filter on hash word 1 of the resulting position, its hits confirmed in the history one
+        at a time; for plain moves, the history rows that are this position plus one own stone.
+
         Args:
           captures: bool[N], empty points where the move captures.
           suicides: bool[N], empty points where the move is suicide.
@@ -397,44 +417,48 @@ class Go(Game):
         keys = jnp.asarray(zobrist_keys(self.size))
         own_keys, opp_keys = _keys_of(keys, p), _keys_of(keys, -p)  # [2, N]
         board, lib = state.board, state.atari_lib.astype(jnp.int32)
+        points = jnp.arange(n)
+        candidates = (captures | suicides) if self.allow_suicide else captures
 
-        def removed_by(colour, colour_keys):
-            """uint32[2, N]: per point, the summed keys of ``colour`` chains whose only liberty it is."""
-            in_atari = (board == colour) & (lib >= 0)
-            data = jax.lax.bitcast_convert_type(jnp.where(in_atari, colour_keys, 0), jnp.int32).T
-            seg = jnp.where(in_atari, lib, n)
-            data, seg = jax.lax.optimization_barrier((data, seg))
-            out = jax.ops.segment_sum(data, seg, num_segments=n + 1)[:n].T
-            return jax.lax.bitcast_convert_type(out, jnp.uint32)
+        # Word 1 of the hash each candidate produces: the keys of the chains whose only
+        # liberty it is are summed per point in one segment_sum.
+        taken = (board == -p) & (lib >= 0)
+        data = jnp.where(taken, opp_keys[1], 0)
+        if self.allow_suicide:  # a suicide removes the own chains in atari and the new stone
+            own_taken = (board == p) & (lib >= 0) & suicides[jnp.maximum(lib, 0)]
+            taken = taken | own_taken
+            data = jnp.where(own_taken, own_keys[1], data)
+        seg = jnp.where(taken, lib, n)
+        data, seg = jax.lax.optimization_barrier((jax.lax.bitcast_convert_type(data, jnp.int32), seg))
+        removed = jax.lax.bitcast_convert_type(jax.ops.segment_sum(data, seg, num_segments=n + 1)[:n], jnp.uint32)
+        placed = jnp.where(suicides, 0, own_keys[1]) if self.allow_suicide else own_keys[1]
+        resulting = state.hash[1] + placed - removed
 
-        removed = removed_by(-p, opp_keys)
-        candidates = captures
-        if self.allow_suicide:
-            removed = removed + jnp.where(suicides, removed_by(p, own_keys) + own_keys, 0)
-            candidates = captures | suicides
-        resulting = state.hash[:, None] + own_keys - removed  # [2, N]
+        def full_hash(q):
+            """uint32[2]: the exact hash after a capture or suicide at q."""
+            gone = taken & (lib == q)
+            delta = jnp.where(gone & (board == -p), opp_keys, 0) + jnp.where(gone & (board == p), own_keys, 0)
+            put = jnp.where(suicides[q], 0, own_keys[:, q])
+            return state.hash + put - jnp.sum(delta, axis=-1, dtype=jnp.uint32)
 
         # Plain moves: an earlier position equals this one plus a single own stone, whose point
         # is named by the low bits of the hash difference.
         d = state.history - state.hash[None, :]  # [H, 2]
         q = (d[:, 0] & jnp.uint32((1 << _POINT_BITS) - 1)).astype(jnp.int32)
-        qc = jnp.minimum(q, n - 1)
         valid = jnp.arange(state.history.shape[0]) < state.history_len
-        plain = valid & (q < n) & (d[:, 0] == own_keys[0, qc]) & (d[:, 1] == own_keys[1, qc])
+        ci = _colour_index(p)
+        plain = valid & (q < n) & (d[:, 0] == stone_key(q, ci, 0)) & (d[:, 1] == stone_key(q, ci, 1))
 
-        # A ko recapture recreates the position before the opponent's move: compare with it
-        # directly, so the look-up loop only runs for rarer repeats and Bloom false positives.
-        before = state.history[jnp.maximum(state.history_len - 2, 0)]
-        ko_back = candidates & (state.history_len >= 2) & jnp.all(resulting == before[:, None], axis=0)
+        ko_back = captures & (points == state.ko)
         maybe = candidates & ~ko_back & _bloom_contains(state.bloom, resulting)
-        found, found_plain = _confirm_repeats(state.history, valid, resulting, maybe, plain, q)
+        found, found_plain = _confirm_repeats(state.history, valid, full_hash, maybe, plain, q)
         return ko_back | found | (found_plain & ~candidates)
 
     def _simple_ko(self, board, placed, captured, nbr_ids):
         """int32[]: the ko point after a move capturing one stone with a lone stone in atari."""
         one = jnp.sum(captured) == 1
         lone = jnp.all(nbr_ids == -2)
-        libs = jnp.sum(jnp.where(placed, jnp.sum(grid.shifts(board, self.size, _EDGE) == 0, axis=0), 0))
+        libs = jnp.sum(jnp.where(placed, grid.sum_of((v == 0).astype(jnp.int32) for v in grid.neighbours(board, self.size, _EDGE)), 0))
         return jnp.where(one & lone & (libs == 1), jnp.argmax(captured), -1)
 
 
@@ -448,38 +472,38 @@ def _label_chains(board, size):
 
     def body(carry):
         lab, _ = carry
-        nb_lab = grid.shifts(lab, size, big)
-        nb_same = grid.shifts(board, size, _EDGE) == board[None, :]
-        new = jnp.minimum(lab, jnp.min(jnp.where(nb_same & stone[None, :], nb_lab, big), axis=0))
+        new = lab
+        for nb_lab, nb_board in zip(grid.neighbours(lab, size, big), grid.neighbours(board, size, _EDGE)):
+            new = jnp.minimum(new, jnp.where(stone & (nb_board == board), nb_lab, big))
         return new, jnp.any(new != lab)
 
     label, _ = jax.lax.while_loop(lambda c: c[1], body, (label, jnp.bool_(True)))
     return jnp.where(stone, label, -1).astype(jnp.int16)
 
 
-def _bloom_bits(bloom, h):
-    """Two (word index, bit mask) pairs of a hash in a Bloom table of uint32[W].
+def _bloom_bits(bloom, h1):
+    """Two (word index, bit mask) pairs for hash word(s) ``h1`` (uint32) in a table uint32[W].
 
-    The indices are the top bits of the two hash words; word 0's low bits are its point
-    field, so only its random top bits are used.
+    The two indices are the top bits of ``h1`` and of ``h1`` times an odd constant.
     """
     shift = 32 - (_log2(bloom.shape[0]) + 5)
     out = []
-    for w in range(2):
-        idx = h[w] >> shift
+    for mult in (1, 0x9E3779B1):
+        idx = (h1 * np.uint32(mult)) >> shift
         out.append((idx >> 5, jnp.left_shift(jnp.uint32(1), idx & 31)))
     return out
 
 
-def _bloom_contains(bloom, h):
-    """bool[...]: whether hashes (uint32[2, ...]) may be in the table; no false negatives."""
-    return functools.reduce(jnp.logical_and, [(bloom[w] & bit) != 0 for w, bit in _bloom_bits(bloom, h)])
+def _bloom_contains(bloom, h1):
+    """bool[...]: whether hashes (word 1, uint32[...]) may be in the table; no false negatives."""
+    (w0, b0), (w1, b1) = _bloom_bits(bloom, h1)
+    return ((bloom[w0] & b0) != 0) & ((bloom[w1] & b1) != 0)
 
 
-def _bloom_insert(bloom, h):
-    """The table with hash h (uint32[2]) added."""
+def _bloom_insert(bloom, h1):
+    """The table with hash word 1 ``h1`` (uint32[]) added."""
     words = jnp.arange(bloom.shape[0])
-    for w, bit in _bloom_bits(bloom, h):
+    for w, bit in _bloom_bits(bloom, h1):
         bloom = jnp.where(words == w, bloom | bit, bloom)
     return bloom
 
@@ -488,16 +512,16 @@ def _log2(x: int) -> int:
     return int(x).bit_length() - 1
 
 
-def _confirm_repeats(history, valid, hashes, maybe, plain, plain_points):
-    """Exact history look-ups for the few candidates a dense pre-filter left.
+def _confirm_repeats(history, valid, full_hash, maybe, plain, plain_points):
+    """Exact history look-ups for the few candidates the dense pre-filters left.
 
-    One iteration checks one capture candidate against the whole history (dense compares)
-    and names the point of one plain-move match; under vmap the loop runs as many times as
-    the busiest game needs, which is a handful even on 19x19.
+    One iteration checks one candidate's exact hash against the whole history (dense
+    compares) and names the point of one plain-move match; under vmap the loop runs as many
+    times as the busiest game needs, which is rarely more than one.
 
     Args:
       history: uint32[H, 2]; valid: bool[H], rows in use.
-      hashes: uint32[2, N], hash each candidate move would produce.
+      full_hash: point -> uint32[2], the hash the move there would produce.
       maybe: bool[N], candidates that may repeat (Bloom filter hits).
       plain: bool[H], history rows equal to this position plus one own stone.
       plain_points: int32[H], the point of that stone.
@@ -511,7 +535,7 @@ def _confirm_repeats(history, valid, hashes, maybe, plain, plain_points):
     def body(carry):
         left, rows, found, found_plain = carry
         q = jnp.argmax(left)
-        h = hashes[:, q]
+        h = full_hash(q)
         hit = jnp.any(valid & (history[:, 0] == h[0]) & (history[:, 1] == h[1]))
         this = (points == q) & left[q]
         i = jnp.argmax(rows)

@@ -15,8 +15,11 @@ import numpy as np
 GTP_COLUMNS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"  # GTP skips the letter I.
 
 
-def shifts(x: jnp.ndarray, size: int, fill) -> jnp.ndarray:
+def neighbours(x: jnp.ndarray, size: int, fill) -> tuple[jnp.ndarray, ...]:
     """Values of the four orthogonal neighbours of every point.
+
+    Returned as four separate arrays, not stacked: combining them elementwise (``|``, ``+``)
+    keeps vmapped layouts contiguous, where a stacked direction axis costs transposes.
 
     Args:
       x: ``[size * size]`` array (any dtype), one value per point.
@@ -24,20 +27,39 @@ def shifts(x: jnp.ndarray, size: int, fill) -> jnp.ndarray:
       fill: value used for neighbours beyond the edge.
 
     Returns:
-      ``[4, size * size]`` array: neighbour above, below, left, right of each point.
+      ``(up, down, left, right)``, each ``[size * size]``.
     """
-    g = x.reshape(size, size)
-    p = jnp.pad(g, 1, constant_values=jnp.asarray(fill, dtype=x.dtype))
-    up = p[:-2, 1:-1]
-    down = p[2:, 1:-1]
-    left = p[1:-1, :-2]
-    right = p[1:-1, 2:]
-    return jnp.stack([up, down, left, right]).reshape(4, size * size)
+    n = size * size
+    fill = jnp.asarray(fill, dtype=x.dtype)
+    # One-dimensional shifts of the flat board: contiguous slices vectorise better than 2-D
+    # windows; the left and right neighbours wrap across rows, so the edge columns are masked.
+    p = jnp.pad(x, size, constant_values=fill)
+    col = np.arange(n) % size
+    up = p[:n]
+    down = p[2 * size:]
+    left = jnp.where(col == 0, fill, p[size - 1:size - 1 + n])
+    right = jnp.where(col == size - 1, fill, p[size + 1:size + 1 + n])
+    return up, down, left, right
+
+
+def any_of(values) -> jnp.ndarray:
+    """Elementwise OR of a sequence of boolean arrays."""
+    return functools.reduce(jnp.logical_or, values)
+
+
+def sum_of(values) -> jnp.ndarray:
+    """Elementwise sum of a sequence of arrays."""
+    return functools.reduce(jnp.add, values)
+
+
+def shifts(x: jnp.ndarray, size: int, fill) -> jnp.ndarray:
+    """``[4, size * size]``: ``neighbours`` stacked (up, down, left, right)."""
+    return jnp.stack(neighbours(x, size, fill))
 
 
 def dilate(mask: jnp.ndarray, size: int) -> jnp.ndarray:
     """bool[size*size]: points that are in ``mask`` or orthogonally next to a point in it."""
-    return mask | jnp.any(shifts(mask, size, False), axis=0)
+    return mask | any_of(neighbours(mask, size, False))
 
 
 @functools.lru_cache(maxsize=None)
@@ -82,3 +104,25 @@ def from_vertex(vertex: str, size: int) -> int:
     if not 1 <= number <= size:
         raise ValueError(f"invalid vertex {vertex!r} for a {size}x{size} board")
     return (size - number) * size + col
+
+
+def render(board, size: int, last_move: int | None = None) -> str:
+    """A text diagram of a board (int values +1 black ``X``, -1 white ``O``, 0 empty).
+
+    Row labels follow GTP (``size`` at the top); the last move, if given, is bracketed.
+    """
+    b = np.asarray(board).reshape(size, size)
+    cols = "   " + " ".join(GTP_COLUMNS[:size])
+    lines = [cols]
+    for r in range(size):
+        cells = ""
+        for c in range(size):
+            mark = {1: "X", -1: "O"}.get(int(b[r, c]), ".")
+            point = r * size + c
+            if last_move is not None and point == last_move:
+                cells = cells[:-1] + f"({mark})"
+            else:
+                cells += f"{mark} "
+        lines.append(f"{size - r:>2} {cells.rstrip()}")
+    lines.append(cols)
+    return "\n".join(lines)

@@ -1,0 +1,51 @@
+"""Batched random legal play inside jit: the rules' throughput loop and the demo.
+
+Layer: depends on ``games`` only.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from alphago_jax.games.base import Game
+
+
+def sample_legal(key, mask):
+    """int32[B]: a uniformly random legal action per row of ``mask`` (bool[B, A]).
+
+    One uniform number per game picks the k-th legal action: cheaper than
+    ``jax.random.categorical``, which draws one number per action.
+    """
+    count = jnp.sum(mask, axis=-1)
+    target = jnp.floor(jax.random.uniform(key, count.shape) * count).astype(jnp.int32)
+    return jnp.argmax(jnp.cumsum(mask, axis=-1) > target[:, None], axis=-1).astype(jnp.int32)
+
+
+def reset_where(done, fresh, states):
+    """Replace the games marked in ``done`` (bool[B]) by ``fresh`` states (same pytree)."""
+    return jax.tree_util.tree_map(
+        lambda f, s: jnp.where(done.reshape((-1,) + (1,) * (s.ndim - 1)), f, s), fresh, states
+    )
+
+
+def random_games(game: Game, key, batch: int):
+    """Play ``batch`` random legal games to the end (every game stops at its terminal state).
+
+    Returns:
+      The final states (batched pytree) and the number of actions taken by the longest game.
+    """
+    states = jax.vmap(lambda _: game.init())(jnp.arange(batch))
+
+    def more(carry):
+        states, _, _ = carry
+        return ~jnp.all(jax.vmap(game.is_terminal)(states))
+
+    def body(carry):
+        states, key, t = carry
+        key, k = jax.random.split(key)
+        actions = sample_legal(k, jax.vmap(game.legal_action_mask)(states))
+        return jax.vmap(game.step)(states, actions), key, t + 1
+
+    states, _, steps = jax.lax.while_loop(more, body, (states, key, jnp.int32(0)))
+    return states, steps

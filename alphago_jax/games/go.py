@@ -15,15 +15,18 @@ Rules followed (those of the Computer Go Olympiad and CGOS, i.e. Tromp-Taylor wi
 - Score: Tromp-Taylor area (stones plus empty regions that reach only one colour), black
   area - white area - komi. Positive means black wins; zero is a draw.
 
-How it is fast: every step is O(size^2) dense vector work. Each stone carries its chain id
-(the index of one of its stones) and, broadcast from its chain, the chain's single liberty when
-the chain is in atari. Chains are found from pseudo-liberty count, sum and sum of squares,
-summed per chain in one ``segment_sum``: a chain is in atari exactly when all its
-pseudo-liberties are the same point. Board hashes are 64-bit additive Zobrist hashes (two
-uint32 words). For positional superko only moves that capture (or suicide) need their resulting
-hash looked up, by binary search in the sorted hash history; a plain move that would recreate
-an earlier position is found the other way round: the history hash minus the current hash is a
-single stone key, whose low bits name its point.
+Move codes (for GRAVE/MCPS statistics): player x action, ``action`` for black and
+``num_actions + action`` for white.
+
+How it is fast: every step is O(size^2) dense vector work with no data-dependent loop over the
+board. Each stone carries its chain id (the index of one of its stones) and, broadcast from
+its chain, the chain's only liberty when it has exactly one: a segment min and max over chains
+of the stones' empty neighbours give it. Board hashes are 64-bit additive Zobrist hashes (two
+uint32 words). Positional superko is exact and checks few moves by lookup: an immediate
+recapture is the simple-ko point; other captures (and suicides) go through a Bloom filter of
+the history and only its hits are compared with the history; a plain move that would recreate
+an earlier position is found the other way round, since the history hash minus the current hash
+is then a single stone key, whose low bits name its point.
 """
 
 from __future__ import annotations

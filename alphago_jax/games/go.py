@@ -152,9 +152,12 @@ class Go(Game):
     allow_suicide: bool = False
     max_moves: int | None = None
 
+    _title = "Go"  # the name used in error messages
+
     def __post_init__(self):
-        if not isinstance(self.size, (int, np.integer)) or not MIN_SIZE <= self.size <= MAX_SIZE:
-            raise ValueError(f"Go board size must be an integer from {MIN_SIZE} to {MAX_SIZE}, got {self.size!r}")
+        size = self.size
+        if not isinstance(size, (int, np.integer)) or isinstance(size, bool) or not MIN_SIZE <= size <= MAX_SIZE:
+            raise ValueError(f"{self._title} board size must be an integer from {MIN_SIZE} to {MAX_SIZE}, got {size!r}")
         if self.max_moves is None:
             object.__setattr__(self, "max_moves", 2 * self.size * self.size)
         if self.max_moves < 1:
@@ -382,19 +385,28 @@ class Go(Game):
         hi = jax.ops.segment_max(hi, seg, num_segments=n + 1)[seg]
         return jnp.where(stone & (lo == hi), lo, -1).astype(jnp.int16)
 
-    def _legal(self, state: GoState) -> jnp.ndarray:
-        """bool[N + 1]: legal actions for ``state.to_play`` (pass always legal)."""
-        n, size = self.num_points, self.size
-        p = state.to_play
-        board = state.board
-        empty = board == 0
-        nb_board = grid.neighbours(board, size, _EDGE)
+    def _move_facts(self, state: GoState):
+        """What a stone of the player to move would do on each point.
+
+        Returns:
+          (empty, keeps_liberty, captures), each bool[N]: the point is empty; the stone would
+          have a liberty without capturing (an empty neighbour, or a friendly neighbour chain
+          not in atari); it would capture (an enemy neighbour chain in atari has its only
+          liberty here).
+        """
+        p, size = state.to_play, self.size
+        nb_board = grid.neighbours(state.board, size, _EDGE)
         nb_atari = grid.neighbours(state.atari_lib, size, -1)
         has_lib = grid.any_of(b == 0 for b in nb_board)
         safe_join = grid.any_of((b == p) & (a < 0) for b, a in zip(nb_board, nb_atari))
-        # An adjacent enemy chain in atari has its only liberty here: playing captures it.
         captures = grid.any_of((b == -p) & (a >= 0) for b, a in zip(nb_board, nb_atari))
-        breathes = has_lib | safe_join | captures
+        return state.board == 0, has_lib | safe_join, captures
+
+    def _legal(self, state: GoState) -> jnp.ndarray:
+        """bool[N + 1]: legal actions for ``state.to_play`` (pass always legal)."""
+        n = self.num_points
+        empty, keeps_liberty, captures = self._move_facts(state)
+        breathes = keeps_liberty | captures
         legal = empty if self.allow_suicide else empty & breathes
 
         if self.superko:

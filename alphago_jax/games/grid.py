@@ -52,11 +52,6 @@ def sum_of(values) -> jnp.ndarray:
     return functools.reduce(jnp.add, values)
 
 
-def shifts(x: jnp.ndarray, size: int, fill) -> jnp.ndarray:
-    """``[4, size * size]``: ``neighbours`` stacked (up, down, left, right)."""
-    return jnp.stack(neighbours(x, size, fill))
-
-
 def dilate(mask: jnp.ndarray, size: int) -> jnp.ndarray:
     """bool[size*size]: points that are in ``mask`` or orthogonally next to a point in it."""
     return mask | any_of(neighbours(mask, size, False))

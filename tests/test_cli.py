@@ -1,0 +1,40 @@
+"""The ``alphago-jax`` command and the experiment scripts' smoke modes."""
+
+from __future__ import annotations
+
+import pathlib
+import runpy
+import sys
+
+import pytest
+
+from alphago_jax import cli
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def test_demo_plays_and_draws_a_board(capsys):
+    assert cli.main(["demo", "--size", "5", "--batch", "4", "--komi", "0.5"]) == 0
+    out = capsys.readouterr().out
+    assert "moves/s" in out
+    assert "   A B C D E" in out  # the drawn board's column labels
+    assert "Tromp-Taylor area: black" in out
+
+
+def test_demo_rejects_a_bad_size(capsys):
+    assert cli.main(["demo", "--size", "25"]) == 2
+    assert "board size must be an integer from 2 to 19" in capsys.readouterr().err
+
+
+def test_unknown_subcommand_exits_with_usage():
+    with pytest.raises(SystemExit) as e:
+        cli.main(["no-such-command"])
+    assert e.value.code == 2
+
+
+@pytest.mark.parametrize("script", ["bench_rules.py"])
+def test_experiment_smoke_mode(script, monkeypatch, capsys):
+    monkeypatch.setattr(sys, "argv", [script, "--smoke"])
+    runpy.run_path(str(ROOT / "experiments" / script), run_name="__main__")
+    out = capsys.readouterr().out
+    assert "| go 5x5 | 4 |" in out

@@ -2,8 +2,9 @@
 
 Each configuration runs one jitted ``lax.scan`` of random legal moves over a batch of games
 (uniform over the legal mask, finished games reset in place) and reports steps per second,
-compile time and state bytes per game. pgx's Go (when installed) runs the same loop in the
-same process, so the ratio is measured under the same machine load.
+compile time and state bytes per game. pgx (when installed) runs the same loop in the same
+process; the contenders of a row group are timed in alternation, several rounds, and each
+keeps its best round, so a change in machine load hits all of them alike.
 
     python experiments/bench_rules.py                  # the Go table in docs/benchmarks.md
     python experiments/bench_rules.py --smoke          # tiny sizes, for CI
@@ -17,6 +18,7 @@ which pgx lacks; pgx's 11x11 Hex for Hex) and beside pgx's Go 9x9, measured in t
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import platform
 import time
 
@@ -55,37 +57,83 @@ def random_play_loop(init_fn, step_fn, mask_fn, done_fn, batch: int, steps: int)
     return jax.jit(play)
 
 
-def measure(fn, batch: int, steps: int, repeats: int = 3):
+@dataclasses.dataclass
+class Contender:
+    """One compiled random-play loop and what was measured of it."""
+
+    label: str
+    run: object
+    compile_s: float
+    state_bytes: int
+    work: int  # steps per call: batch * scan length
+    best_s: float = np.inf
+
+    @property
+    def steps_per_s(self) -> float:
+        return self.work / self.best_s
+
+
+def _contender(label, init_fn, step_fn, mask_fn, done_fn, state, batch, steps) -> Contender:
+    fn = random_play_loop(init_fn, step_fn, mask_fn, done_fn, batch, steps)
     key = jax.random.PRNGKey(0)
     t0 = time.perf_counter()
     compiled = fn.lower(key).compile()
     compile_s = time.perf_counter() - t0
-    compiled(key).block_until_ready()
-    best = np.inf
-    for r in range(repeats):
-        t0 = time.perf_counter()
-        compiled(jax.random.PRNGKey(r + 1)).block_until_ready()
-        best = min(best, time.perf_counter() - t0)
-    return batch * steps / best, compile_s
+    compiled(key).block_until_ready()  # warm-up
+    return Contender(label, compiled, compile_s, _state_bytes(state), batch * steps)
 
 
-def ours(name: str, size: int, batch: int, steps: int, **config):
+def ours(name: str, size: int, batch: int, steps: int, **config) -> Contender:
     game = ag.games.make(name, size=size, **config)
-    fn = random_play_loop(lambda k: game.init(), game.step, game.legal_action_mask, game.is_terminal, batch, steps)
-    sps, comp = measure(fn, batch, steps)
-    return sps, comp, _state_bytes(game.init())
+    return _contender(name, lambda k: game.init(), game.step, game.legal_action_mask, game.is_terminal,
+                      game.init(), batch, steps)
 
 
-def pgx_env(env_id: str, batch: int, steps: int):
+def pgx_env(env_id: str, batch: int, steps: int) -> Contender | None:
     try:
         import pgx
     except ImportError:
         return None
     env = pgx.make(env_id)
-    fn = random_play_loop(env.init, lambda s, a: env.step(s, a), lambda s: s.legal_action_mask,
-                          lambda s: s.terminated | s.truncated, batch, steps)
-    sps, comp = measure(fn, batch, steps)
-    return sps, comp, _state_bytes(env.init(jax.random.PRNGKey(0)))
+    return _contender(f"pgx {env_id}", env.init, lambda s, a: env.step(s, a), lambda s: s.legal_action_mask,
+                      lambda s: s.terminated | s.truncated, env.init(jax.random.PRNGKey(0)), batch, steps)
+
+
+def race(contenders, rounds: int) -> None:
+    """Time the contenders in alternation; each keeps its fastest round."""
+    for r in range(rounds):
+        for c in contenders:
+            if c is None:
+                continue
+            t0 = time.perf_counter()
+            c.run(jax.random.PRNGKey(r + 1)).block_until_ready()
+            c.best_s = min(c.best_s, time.perf_counter() - t0)
+
+
+def _peer_cells(peer: Contender | None) -> str:
+    return f"{peer.steps_per_s:,.0f} | {peer.compile_s:.1f} | {peer.state_bytes:,}" if peer else "- | - | -"
+
+
+def _ratio(c: Contender, peer: Contender | None) -> str:
+    return f"{c.steps_per_s / peer.steps_per_s:.1f}x" if peer else "-"
+
+
+def _steps(batch: int, smoke: bool) -> int:
+    return 16 if smoke else max(32, min(4096, 40_000 // batch))
+
+
+def go_table(sizes, batches, smoke, use_pgx, rounds):
+    print("| game | batch | superko | steps/s | compile s | state B/game | pgx steps/s | pgx compile s | pgx state B/game | ratio |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for size in sizes:
+        for batch in batches:
+            steps = _steps(batch, smoke)
+            peer = pgx_env(f"go_{size}x{size}", batch, steps) if use_pgx and size in (9, 19) else None
+            mine = [ours("go", size, batch, steps, superko=sk) for sk in ([True] if smoke else [True, False])]
+            race([peer, *mine], rounds)
+            for superko, c in zip((True, False), mine):
+                print(f"| go {size}x{size} | {batch} | {'positional' if superko else 'simple ko'} | {c.steps_per_s:,.0f} | "
+                      f"{c.compile_s:.1f} | {c.state_bytes:,} | {_peer_cells(peer)} | {_ratio(c, peer)} |", flush=True)
 
 
 VARIANTS = ("atari_go", "nogo", "hex")
@@ -97,30 +145,23 @@ def _pgx_peer_id(name: str, size: int):
     return f"go_{size}x{size}" if size in (9, 19) else None
 
 
-def variant_table(games, sizes, hex_sizes, batches, smoke, use_pgx, peer_cache):
+def variant_table(games, sizes, hex_sizes, batches, smoke, use_pgx, rounds):
     """Rows for AtariGo, NoGo and Hex: steps/s beside their pgx peer and pgx's Go 9x9."""
-
-    def peer(env_id, batch, steps):
-        if not use_pgx or smoke or env_id is None:
-            return None
-        if (env_id, batch) not in peer_cache:
-            peer_cache[(env_id, batch)] = pgx_env(env_id, batch, steps)
-        return peer_cache[(env_id, batch)]
-
     print()
     print("| game | batch | steps/s | compile s | state B/game | pgx peer | pgx steps/s | pgx compile s | pgx state B/game | ratio | ratio to pgx go 9x9 |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name in [g for g in games if g in VARIANTS]:
         for size in (hex_sizes if name == "hex" else sizes):
             for batch in batches:
-                steps = max(32, min(4096, 40_000 // batch)) if not smoke else 16
-                sps, comp, nbytes = ours(name, size, batch, steps)
-                env_id = _pgx_peer_id(name, size)
-                p, go9 = peer(env_id, batch, steps), peer("go_9x9", batch, steps)
-                ps = f"{env_id} | {p[0]:,.0f} | {p[1]:.1f} | {p[2]:,}" if p else "- | - | - | -"
-                ratio = f"{sps / p[0]:.1f}x" if p else "-"
-                ratio9 = f"{sps / go9[0]:.1f}x" if go9 else "-"
-                print(f"| {name} {size}x{size} | {batch} | {sps:,.0f} | {comp:.1f} | {nbytes:,} | {ps} | {ratio} | {ratio9} |", flush=True)
+                steps = _steps(batch, smoke)
+                env_id = _pgx_peer_id(name, size) if use_pgx else None
+                peer = pgx_env(env_id, batch, steps) if env_id else None
+                go9 = (peer if env_id == "go_9x9" else pgx_env("go_9x9", batch, steps)) if use_pgx else None
+                c = ours(name, size, batch, steps)
+                race([peer, go9 if go9 is not peer else None, c], rounds)
+                peer_name = env_id if peer else "-"
+                print(f"| {name} {size}x{size} | {batch} | {c.steps_per_s:,.0f} | {c.compile_s:.1f} | {c.state_bytes:,} | "
+                      f"{peer_name} | {_peer_cells(peer)} | {_ratio(c, peer)} | {_ratio(c, go9)} |", flush=True)
 
 
 def main(argv=None):
@@ -129,35 +170,21 @@ def main(argv=None):
     parser.add_argument("--sizes", type=int, nargs="*", default=[9, 19])
     parser.add_argument("--batches", type=int, nargs="*", default=[1, 64, 512])
     parser.add_argument("--no-pgx", action="store_true")
+    parser.add_argument("--rounds", type=int, default=5, help="alternating timing rounds per row group")
     parser.add_argument("--games", nargs="*", default=["go"], choices=["go", *VARIANTS],
                         help="games to measure (default: go); AtariGo and NoGo use --sizes")
     parser.add_argument("--hex-sizes", type=int, nargs="*", default=[11])
     args = parser.parse_args(argv)
     sizes, batches = ([5], [4]) if args.smoke else (args.sizes, args.batches)
     hex_sizes = [5] if args.smoke else args.hex_sizes
+    use_pgx = not (args.no_pgx or args.smoke)
+    rounds = 1 if args.smoke else args.rounds
 
     print(f"# {platform.processor() or platform.machine()}, {jax.devices()[0].platform}, jax {jax.__version__}")
-    peer_cache = {}
     if "go" in args.games:
-        go_table(sizes, batches, args.smoke, not args.no_pgx, peer_cache)
+        go_table(sizes, batches, args.smoke, use_pgx, rounds)
     if any(g in VARIANTS for g in args.games):
-        variant_table(args.games, sizes, hex_sizes, batches, args.smoke, not args.no_pgx, peer_cache)
-
-
-def go_table(sizes, batches, smoke, use_pgx, peer_cache):
-    print("| game | batch | superko | steps/s | compile s | state B/game | pgx steps/s | pgx compile s | pgx state B/game | ratio |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for size in sizes:
-        for batch in batches:
-            steps = max(32, min(4096, 40_000 // batch)) if not smoke else 16
-            peer = None if (not use_pgx or smoke or size not in (9, 19)) else pgx_env(f"go_{size}x{size}", batch, steps)
-            if peer is not None:
-                peer_cache[(f"go_{size}x{size}", batch)] = peer
-            for superko in ([True] if smoke else [True, False]):
-                sps, comp, nbytes = ours("go", size, batch, steps, superko=superko)
-                ps = f"{peer[0]:,.0f} | {peer[1]:.1f} | {peer[2]:,}" if peer else "- | - | -"
-                ratio = f"{sps / peer[0]:.1f}x" if peer else "-"
-                print(f"| go {size}x{size} | {batch} | {'positional' if superko else 'simple ko'} | {sps:,.0f} | {comp:.1f} | {nbytes:,} | {ps} | {ratio} |", flush=True)
+        variant_table(args.games, sizes, hex_sizes, batches, args.smoke, use_pgx, rounds)
 
 
 if __name__ == "__main__":

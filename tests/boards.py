@@ -45,3 +45,38 @@ def show(board) -> str:
 def points(vertices: str, size: int) -> list[int]:
     """Flat indices of space-separated GTP vertices, e.g. ``points("C3 D4 pass", 5)``."""
     return [grid.from_vertex(v, size) for v in vertices.split()]
+
+
+class JitGame:
+    """A game's functions jitted once, with diagram and vertex conveniences for tests."""
+
+    def __init__(self, game):
+        import jax
+
+        self.game = game
+        self.size, self.n = game.size, game.num_points
+        self._init = jax.jit(game.init_from_board)
+        self._step = jax.jit(game.step)
+        self._returns = jax.jit(game.returns)
+        self.mask = jax.jit(game.legal_action_mask)
+
+    def setup(self, position, to_play=1):
+        """The state of a diagram (or flat board) with ``to_play`` to move."""
+        import jax.numpy as jnp
+
+        board = parse(position) if isinstance(position, str) else np.asarray(position, np.int8)
+        return self._init(jnp.asarray(board, jnp.int8), jnp.int8(to_play))
+
+    def step(self, state, action):
+        import jax.numpy as jnp
+
+        return self._step(state, jnp.int32(action))
+
+    def point(self, vertex):
+        return grid.from_vertex(vertex, self.size)
+
+    def legal_vertices(self, state):
+        return {grid.to_vertex(int(p), self.size) for p in np.flatnonzero(np.asarray(state.legal))}
+
+    def returns(self, state):
+        return np.asarray(self._returns(state))

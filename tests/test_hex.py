@@ -90,26 +90,7 @@ def ref_connects(board, size, colour) -> bool:
 
 
 # --------------------------------------------------------------------------- engines
-class Engine:
-    """The jitted functions of one Hex configuration."""
-
-    def __init__(self, game):
-        self.game = game
-        self.size, self.n = game.size, game.num_points
-        self._init = jax.jit(game.init_from_board)
-        self._step = jax.jit(game.step)
-        self._mask = jax.jit(game.legal_action_mask)
-        self._returns = jax.jit(game.returns)
-
-    def setup(self, position, to_play=BLACK):
-        board = boards.parse(position) if isinstance(position, str) else np.asarray(position, np.int8)
-        return self._init(jnp.asarray(board, jnp.int8), jnp.int8(to_play))
-
-    def step(self, state, action):
-        return self._step(state, jnp.int32(action))
-
-    def returns(self, state):
-        return np.asarray(self._returns(state))
+Engine = boards.JitGame
 
 
 @functools.lru_cache(maxsize=None)
@@ -399,15 +380,15 @@ def test_full_board_has_exactly_one_winner(hex5, cells):
 def test_swap_mirrors_and_recolours(hex5_swap):
     e, n = hex5_swap, 25
     s = e.game.init()
-    assert e.game.num_actions == n + 1 and not bool(e._mask(s)[n])
+    assert e.game.num_actions == n + 1 and not bool(e.mask(s)[n])
     s = e.step(s, 1 * 5 + 3)  # black at (1, 3)
-    assert bool(e._mask(s)[n]) and int(s.to_play) == WHITE
+    assert bool(e.mask(s)[n]) and int(s.to_play) == WHITE
     s = e.step(s, n)
     expected = np.zeros(n, np.int8)
     expected[3 * 5 + 1] = WHITE  # white at (3, 1)
     np.testing.assert_array_equal(np.asarray(s.board), expected)
     assert int(s.to_play) == BLACK and int(s.move_count) == 2 and not bool(s.terminal)
-    assert not bool(e._mask(s)[n]) and bool(e._mask(s)[1 * 5 + 3]) and not bool(e._mask(s)[3 * 5 + 1])
+    assert not bool(e.mask(s)[n]) and bool(e.mask(s)[1 * 5 + 3]) and not bool(e.mask(s)[3 * 5 + 1])
     # The swapped stone is a white stone of white's edges: (3, 1) then (3, 0) ... joins left and right.
     for b, w in zip([0, 5, 10, 21], [15, 17, 18, 19]):
         s = e.step(s, b)
@@ -428,7 +409,7 @@ def test_illegal_actions_lose(hex5, hex5_swap):
     assert bool(s.terminal) and int(s.winner) == BLACK
     after = hex5.step(s, 3)  # ignored once over
     chex.assert_trees_all_equal(after, s)
-    assert not np.any(np.asarray(hex5._mask(s)))
+    assert not np.any(np.asarray(hex5.mask(s)))
 
 
 def test_contract_shapes_batching_and_move_codes(hex5_swap):
@@ -436,7 +417,7 @@ def test_contract_shapes_batching_and_move_codes(hex5_swap):
     s = jax.jit(game.init)()
     chex.assert_shape(s.board, (25,))
     chex.assert_type([s.board, s.to_play], [jnp.int8, jnp.int8])
-    chex.assert_shape(hex5_swap._mask(s), (26,))
+    chex.assert_shape(hex5_swap.mask(s), (26,))
     chex.assert_shape(hex5_swap._returns(s), (2,))
     chex.assert_type(hex5_swap._returns(s), jnp.float32)
     batch = jax.vmap(lambda _: game.init())(jnp.arange(3))

@@ -31,31 +31,7 @@ COLOUR = {BLACK: "black", WHITE: "white"}
 
 
 # ----------------------------------------------------------------------------- engines
-class Engine:
-    """The jitted functions of one NoGo configuration."""
-
-    def __init__(self, game):
-        self.game = game
-        self.size, self.n = game.size, game.num_points
-        self._init = jax.jit(game.init_from_board)
-        self._step = jax.jit(game.step)
-        self._returns = jax.jit(game.returns)
-
-    def setup(self, position, to_play=BLACK):
-        board = boards.parse(position) if isinstance(position, str) else np.asarray(position, np.int8)
-        return self._init(jnp.asarray(board, jnp.int8), jnp.int8(to_play))
-
-    def step(self, state, action):
-        return self._step(state, jnp.int32(action))
-
-    def point(self, vertex):
-        return grid.from_vertex(vertex, self.size)
-
-    def legal_vertices(self, state):
-        return {grid.to_vertex(int(p), self.size) for p in np.flatnonzero(np.asarray(state.legal))}
-
-    def returns(self, state):
-        return np.asarray(self._returns(state))
+Engine = boards.JitGame
 
 
 @functools.lru_cache(maxsize=None)

@@ -40,9 +40,14 @@ class Game(abc.ABC):
         """Number of actions, including pass where the game has one."""
 
     @property
-    @abc.abstractmethod
+    def num_points(self) -> int:
+        """Number of board points, ``size * size``."""
+        return self.size * self.size
+
+    @property
     def num_move_codes(self) -> int:
-        """Number of distinct move codes for GRAVE/MCPS statistics."""
+        """Number of distinct move codes for GRAVE/MCPS statistics (default: player x action)."""
+        return 2 * self.num_actions
 
     @abc.abstractmethod
     def init(self) -> State:
@@ -64,9 +69,12 @@ class Game(abc.ABC):
     def returns(self, state: State) -> jnp.ndarray:
         """float32[2]: (black, white) outcome in {-1, 0, 1}; zeros until terminal."""
 
-    @abc.abstractmethod
     def move_code(self, state: State, action: jnp.ndarray) -> jnp.ndarray:
-        """int32[]: code of ``action`` played in ``state``, in ``[0, num_move_codes)``."""
+        """int32[]: code of ``action`` played in ``state``, in ``[0, num_move_codes)``.
+
+        Default, player x action: ``action`` for black, ``num_actions + action`` for white.
+        """
+        return jnp.asarray(action, jnp.int32) + (state.to_play < 0).astype(jnp.int32) * self.num_actions
 
     @property
     def name(self) -> str:

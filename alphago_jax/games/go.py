@@ -166,20 +166,12 @@ class Go(Game):
 
     # ----------------------------------------------------------------------------- sizes
     @property
-    def num_points(self) -> int:
-        return self.size * self.size
-
-    @property
     def num_actions(self) -> int:
         return self.num_points + 1
 
     @property
     def pass_action(self) -> int:
         return self.num_points
-
-    @property
-    def num_move_codes(self) -> int:
-        return 2 * self.num_actions
 
     @property
     def name(self) -> str:
@@ -316,10 +308,6 @@ class Go(Game):
         s = jnp.sign(self.score(state))
         s = jnp.where(state.loser != 0, -state.loser.astype(jnp.float32), s)
         return jnp.where(state.terminal, jnp.stack([s, -s]), 0.0).astype(jnp.float32)
-
-    def move_code(self, state: GoState, action) -> jnp.ndarray:
-        """Player x action: ``action`` for black, ``num_actions + action`` for white."""
-        return jnp.asarray(action, jnp.int32) + _colour_index(state.to_play) * self.num_actions
 
     # ----------------------------------------------------------------------------- score
     def area(self, state: GoState) -> jnp.ndarray:

@@ -111,11 +111,6 @@ def edge_table(size: int) -> np.ndarray:
     return np.stack([black, white]).astype(np.int8)
 
 
-def _colour_index(colour):
-    """0 for black (+1), 1 for white (-1)."""
-    return (1 - colour.astype(jnp.int32)) // 2
-
-
 @dataclasses.dataclass(frozen=True)
 class Hex(Game):
     """Hex on a ``size`` x ``size`` rhombus. Hashable: close over it with ``jax.jit``.
@@ -139,10 +134,6 @@ class Hex(Game):
 
     # ----------------------------------------------------------------------------- sizes
     @property
-    def num_points(self) -> int:
-        return self.size * self.size
-
-    @property
     def num_actions(self) -> int:
         return self.num_points + int(self.swap)
 
@@ -150,10 +141,6 @@ class Hex(Game):
     def swap_action(self) -> int:
         """The swap action (``size * size``); only legal with ``swap=True``."""
         return self.num_points
-
-    @property
-    def num_move_codes(self) -> int:
-        return 2 * self.num_actions
 
     @property
     def name(self) -> str:
@@ -268,10 +255,6 @@ class Hex(Game):
         """float32[2]: (black, white), +1 for the winner and -1 for the loser; zeros until the end."""
         w = state.winner.astype(jnp.float32)
         return jnp.where(state.terminal, jnp.stack([w, -w]), 0.0).astype(jnp.float32)
-
-    def move_code(self, state: HexState, action) -> jnp.ndarray:
-        """Player x action: ``action`` for black, ``num_actions + action`` for white."""
-        return jnp.asarray(action, jnp.int32) + _colour_index(state.to_play) * self.num_actions
 
     # ------------------------------------------------------------------------- internals
     def _swap_allowed(self, state: HexState) -> jnp.ndarray:

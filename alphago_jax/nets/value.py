@@ -1,0 +1,76 @@
+"""AlphaGo's value network (Silver et al. 2016, seed 004).
+
+Architecture at the defaults (19x19, 49 input planes: AlphaGo's 48 plus the player colour)::
+
+    x: [B, 19, 19, 49]
+    conv 5x5, 192 filters, ReLU                         1 layer    5*5*49*192 + 192   =   235,392
+    conv 3x3, 192 filters, ReLU                        11 layers  (3*3*192*192 + 192) * 11 = 3,651,648
+    conv 1x1, 1 filter (one shared bias)                           1*1*192*1 + 1      =       193
+    flatten 361 -> fully connected 256, ReLU                       361*256 + 256      =    92,672
+    fully connected 1, tanh                                        256*1 + 1          =       257
+    -> value [B] in [-1, 1]                                                      total   3,980,162
+
+Against seed 004's table (the convolutions "as in the policy network": 230,592 + middle + 193;
+then 92,672 + 257) the only extra parameters are the 4,800 first-layer weights of the 49th
+input plane (5*5*1*192): the seed counts the first layer with 48 planes although its input has
+49. There is no position-dependent bias and no pass output here.
+
+As in seed 004 (its diagram and code), the 1x1 conv feeds the fully connected layer without a
+ReLU in between. The value is for the player to move, whose colour is the 49th plane: +1 means
+the player to move wins. (Seed 001's middle-layer total 3,633,792 is an arithmetic slip for
+3,651,648; see ``policy.py``.)
+"""
+
+from __future__ import annotations
+
+import flax.linen as nn
+import jax.numpy as jnp
+
+from alphago_jax.nets.policy import ConvTrunk, Dtype, check_planes
+
+
+class ValueNet(nn.Module):
+    """AlphaGo's value network: the policy network's trunk, 1x1 conv, FC 256, ReLU, FC 1, tanh.
+
+    Attributes:
+      in_planes: input planes (49: AlphaGo's 48 plus the player-colour plane).
+      filters: trunk channels (192).
+      trunk_layers: trunk convolutions (12: the paper's hidden layers 1 to 12).
+      first_kernel: first layer's kernel side (5).
+      kernel: other trunk layers' kernel side (3).
+      hidden: width of the fully connected hidden layer (256).
+      dtype: computation dtype (float32 or bfloat16); parameters are float32 and the returned
+        value is always float32.
+
+    Call: ``x`` ``[B, S, S, in_planes]`` -> ``float32[B]`` in ``[-1, 1]``, the expected outcome
+    for the player to move.
+    """
+
+    in_planes: int = 49
+    filters: int = 192
+    trunk_layers: int = 12
+    first_kernel: int = 5
+    kernel: int = 3
+    hidden: int = 256
+    dtype: Dtype = jnp.float32
+
+    @nn.compact
+    def __call__(self, x: jnp.ndarray) -> jnp.ndarray:
+        size = check_planes(x, self.in_planes, type(self).__name__)
+        h = ConvTrunk(
+            in_planes=self.in_planes,
+            filters=self.filters,
+            layers=self.trunk_layers,
+            first_kernel=self.first_kernel,
+            kernel=self.kernel,
+            dtype=self.dtype,
+            name="trunk",
+        )(x)
+        h = nn.Conv(1, (1, 1), dtype=self.dtype, name="head")(h)
+        h = h.reshape(h.shape[:-3] + (size * size,))
+        h = nn.relu(nn.Dense(self.hidden, dtype=self.dtype, name="fc")(h))
+        v = nn.Dense(1, dtype=self.dtype, name="out")(h)
+        return jnp.tanh(v[..., 0].astype(jnp.float32))
+
+
+__all__ = ["ValueNet"]

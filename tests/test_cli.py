@@ -32,9 +32,11 @@ def test_unknown_subcommand_exits_with_usage():
     assert e.value.code == 2
 
 
-@pytest.mark.parametrize("script", ["bench_rules.py"])
-def test_experiment_smoke_mode(script, monkeypatch, capsys):
+@pytest.mark.parametrize("script, row", [
+    ("bench_rules.py", "| go 5x5 | 4 |"),
+    ("bench_nets.py", "| DualResNet (smoke size) |"),
+])
+def test_experiment_smoke_mode(script, row, monkeypatch, capsys):
     monkeypatch.setattr(sys, "argv", [script, "--smoke"])
     runpy.run_path(str(ROOT / "experiments" / script), run_name="__main__")
-    out = capsys.readouterr().out
-    assert "| go 5x5 | 4 |" in out
+    assert row in capsys.readouterr().out

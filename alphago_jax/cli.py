@@ -41,13 +41,13 @@ def _demo(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="alphago-jax", description=__doc__)
+    parser = argparse.ArgumentParser(prog="alphago-jax", description="AlphaGo, AlphaGo Zero, GRAVE and MCPS as batched JAX functions.")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="play a batch of random legal games with the JAX rules")
     demo.add_argument("--size", type=int, default=9, help="board size, 2 to 19 (default 9)")
     demo.add_argument("--batch", type=int, default=256, help="games played at once (default 256)")
-    demo.add_argument("--komi", type=float, default=7.5)
-    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--komi", type=float, default=7.5, help="points given to white (default 7.5)")
+    demo.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     demo.set_defaults(run=_demo)
     return parser
 

@@ -1,0 +1,226 @@
+"""One searched move for a whole batch of games, jit-compiled with the rules and the evaluator.
+
+``make_search(game, evaluator, config)`` returns a jitted function
+``(params, states, key) -> SearchOutput``: mctx's PUCT (``muzero_policy``) or Gumbel
+(``gumbel_muzero_policy``) search with the game's rules as the model, then the chosen move
+played. Two-player conventions: every node's value is for its player to move; an edge's reward
+is the game's return for the player who moved (non-zero only on the move that ends the game)
+and the discount is -1 (0 once the game is over), so values flip sign at each ply.
+
+Illegal actions are masked at the root and get no prior inside the tree; should the search
+still try one deeper in the tree, the rules end the game as a loss for the player who made it,
+so its value is -1 and the search turns away from it.
+
+An evaluator maps ``(params, states)`` (a batch) to ``(prior logits float32[B, A], value
+float32[B])``, the value being for the player to move. ``rollout_evaluator`` is the
+network-free baseline (uniform prior, value of one random playout to the end);
+``network_evaluator`` wraps a network and its input planes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import mctx
+
+from alphago_jax.games.base import BLACK, Game
+from alphago_jax.playout import sample_legal
+
+Evaluator = Callable[[Any, Any], tuple[jnp.ndarray, jnp.ndarray]]
+_MASKED = -1e9  # logit of an illegal action: exp() underflows to an exact 0 prior
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchConfig:
+    """Static search settings (hashable).
+
+    Attributes:
+      num_simulations: simulations per move.
+      algorithm: ``"puct"`` (AlphaGo Zero's selection, mctx ``muzero_policy``) or ``"gumbel"``.
+      c_puct: PUCT exploration constant (mctx ``pb_c_init``).
+      dirichlet_alpha, dirichlet_fraction: root noise (fraction 0 turns it off); PUCT only.
+      temperature: the move is drawn from visit counts ** (1 / temperature); 0 plays the most
+        visited move.
+      max_depth: deepest simulation, None for no limit.
+      gumbel_considered: actions considered at the root by Gumbel search.
+    """
+
+    num_simulations: int = 64
+    algorithm: str = "puct"
+    c_puct: float = 1.25
+    dirichlet_alpha: float = 0.3
+    dirichlet_fraction: float = 0.25
+    temperature: float = 1.0
+    max_depth: int | None = None
+    gumbel_considered: int = 16
+
+    def __post_init__(self):
+        if self.algorithm not in ("puct", "gumbel"):
+            raise ValueError(f"unknown search algorithm {self.algorithm!r}; known: 'puct', 'gumbel'")
+        if self.num_simulations < 1:
+            raise ValueError(f"num_simulations must be at least 1, got {self.num_simulations}")
+        if self.temperature < 0:
+            raise ValueError(f"temperature must be >= 0, got {self.temperature}")
+
+
+class SearchOutput(NamedTuple):
+    """What one searched move returns, for a batch of B games and A actions.
+
+    Attributes:
+      actions: int32[B], the moves played.
+      visit_probs: float32[B, A], root visit counts normalised (the training target).
+      root_value: float32[B], the searched value of the root for its player to move.
+      next_states: the states after ``actions``.
+      q_values: float32[B, A], the root children's values for the root's player (0 unvisited).
+    """
+
+    actions: jnp.ndarray
+    visit_probs: jnp.ndarray
+    root_value: jnp.ndarray
+    next_states: Any
+    q_values: jnp.ndarray
+
+
+def _value_for_mover(game: Game, before, after) -> jnp.ndarray:
+    """float32[B]: the return of the player who moved from ``before``, on the move that ended the game."""
+    r = jax.vmap(game.returns)(after)  # [B, 2] (black, white)
+    mine = jnp.where(before.to_play == BLACK, r[:, 0], r[:, 1])
+    return jnp.where(before.terminal, 0.0, mine)
+
+
+def make_search(game: Game, evaluator: Evaluator, config: SearchConfig = SearchConfig()):
+    """The jitted searched move: ``(params, states, key) -> SearchOutput``.
+
+    Args:
+      game: any game of the Game contract.
+      evaluator: ``(params, states) -> (logits float32[B, A], value float32[B])``.
+      config: static search settings.
+    """
+    step = jax.vmap(game.step)
+    legal_of = jax.vmap(game.legal_action_mask)
+
+    def evaluate(params, states):
+        logits, value = evaluator(params, states)
+        legal = legal_of(states)
+        logits = jnp.where(legal, logits, _MASKED)
+        value = jnp.where(jax.vmap(game.is_terminal)(states), 0.0, value)
+        return logits.astype(jnp.float32), value.astype(jnp.float32)
+
+    def recurrent_fn(params, key, action, states):
+        del key
+        after = step(states, action)
+        logits, value = evaluate(params, after)
+        done = jax.vmap(game.is_terminal)(after)
+        out = mctx.RecurrentFnOutput(
+            reward=_value_for_mover(game, states, after),
+            discount=jnp.where(done, 0.0, -1.0),
+            prior_logits=logits,
+            value=value,
+        )
+        return out, after
+
+    def search(params, states, key):
+        k_search, k_move = jax.random.split(key)
+        logits, value = evaluate(params, states)
+        root = mctx.RootFnOutput(prior_logits=logits, value=value, embedding=states)
+        invalid = ~legal_of(states)
+        if config.algorithm == "puct":
+            out = mctx.muzero_policy(
+                params, k_search, root, recurrent_fn, config.num_simulations,
+                invalid_actions=invalid, max_depth=config.max_depth,
+                dirichlet_fraction=config.dirichlet_fraction, dirichlet_alpha=config.dirichlet_alpha,
+                pb_c_init=config.c_puct,
+            )
+        else:
+            out = mctx.gumbel_muzero_policy(
+                params, k_search, root, recurrent_fn, config.num_simulations,
+                invalid_actions=invalid, max_depth=config.max_depth,
+                max_num_considered_actions=config.gumbel_considered,
+            )
+        tree = out.search_tree
+        root_index = mctx.Tree.ROOT_INDEX
+        visits = tree.children_visits[:, root_index].astype(jnp.float32)
+        visit_probs = visits / jnp.maximum(jnp.sum(visits, axis=-1, keepdims=True), 1.0)
+        actions = _choose(k_move, visits, invalid, config.temperature)
+        return SearchOutput(
+            actions=actions,
+            visit_probs=visit_probs,
+            root_value=tree.node_values[:, root_index],
+            next_states=step(states, actions),
+            q_values=tree.qvalues(jnp.full(visits.shape[0], root_index)),
+        )
+
+    return jax.jit(search)
+
+
+def _choose(key, visits, invalid, temperature: float) -> jnp.ndarray:
+    """int32[B]: the most visited move (temperature 0) or a draw from visits ** (1 / T)."""
+    if temperature == 0:
+        return jnp.argmax(jnp.where(invalid, -1.0, visits), axis=-1).astype(jnp.int32)
+    logits = jnp.where(visits > 0, jnp.log(jnp.maximum(visits, 1e-30)) / temperature, -jnp.inf)
+    # A root with no visited legal move (possible with one simulation) falls back to legal moves.
+    logits = jnp.where(jnp.any(visits > 0, axis=-1, keepdims=True), logits, jnp.where(invalid, -jnp.inf, 0.0))
+    return jax.random.categorical(key, logits, axis=-1).astype(jnp.int32)
+
+
+def rollout_evaluator(game: Game, max_moves: int | None = None) -> Evaluator:
+    """Uniform prior and the outcome of one uniformly random playout (no network).
+
+    The playout runs in-graph until every game of the batch is over (or ``max_moves`` moves,
+    after which unfinished games count 0). The key comes from the states' hash where the state
+    has one, so the evaluator is a pure function of ``(params, states)``; ``params`` may be a
+    PRNG key to vary the playouts.
+    """
+    limit = max_moves if max_moves is not None else 4 * game.num_actions
+
+    def evaluate(params, states):
+        batch = jax.tree_util.tree_leaves(states)[0].shape[0]
+        key = params if _is_key(params) else jax.random.PRNGKey(0)
+        key = jax.random.fold_in(key, _state_salt(states))
+        to_play = states.to_play
+
+        def more(carry):
+            s, _, t = carry
+            return (t < limit) & ~jnp.all(jax.vmap(game.is_terminal)(s))
+
+        def body(carry):
+            s, k, t = carry
+            k, k1 = jax.random.split(k)
+            a = sample_legal(k1, jax.vmap(game.legal_action_mask)(s))
+            return jax.vmap(game.step)(s, a), k, t + 1
+
+        final, _, _ = jax.lax.while_loop(more, body, (states, key, jnp.int32(0)))
+        r = jax.vmap(game.returns)(final)
+        value = jnp.where(to_play == BLACK, r[:, 0], r[:, 1])
+        return jnp.zeros((batch, game.num_actions), jnp.float32), value
+
+    return evaluate
+
+
+def _is_key(x) -> bool:
+    return isinstance(x, jax.Array) and (jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key) or x.shape == (2,) and x.dtype == jnp.uint32)
+
+
+def _state_salt(states) -> jnp.ndarray:
+    """uint32[]: a number that differs between batches of states, to decorrelate playouts."""
+    leaves = [x for x in jax.tree_util.tree_leaves(states) if x.dtype in (jnp.int8, jnp.int16, jnp.int32, jnp.uint32)]
+    return jnp.sum(jnp.stack([jnp.sum(x.astype(jnp.uint32) * jnp.uint32(2654435761)) for x in leaves])).astype(jnp.uint32)
+
+
+def network_evaluator(apply_fn: Callable, planes_fn: Callable) -> Evaluator:
+    """An evaluator from a network: ``apply_fn(params, planes) -> (logits, value)``.
+
+    Args:
+      apply_fn: e.g. ``lambda p, x: net.apply(p, x)`` for ``DualResNet`` (eval mode).
+      planes_fn: one state -> float32[size, size, C] input planes (vmapped here).
+    """
+
+    def evaluate(params, states):
+        planes = jax.vmap(planes_fn)(states)
+        logits, value = apply_fn(params, planes)
+        return logits, value
+
+    return evaluate

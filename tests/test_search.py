@@ -1,0 +1,102 @@
+"""PUCT and Gumbel search on mctx over the game rules: decisions, invariants, evaluators."""
+
+from __future__ import annotations
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import boards
+from alphago_jax import games
+from alphago_jax.games import grid
+from alphago_jax.nets import DualResNet
+from alphago_jax.search import SearchConfig, make_search, network_evaluator, rollout_evaluator
+
+CAPTURE_IN_ONE = """
+. X . . .
+X O X . .
+. . . O .
+. . . . .
+. . . . .
+"""
+
+
+def _batch(state, n):
+    return jax.tree_util.tree_map(lambda x: jnp.stack([x] * n), state)
+
+
+@pytest.fixture(scope="module")
+def atari5():
+    return games.make("atari_go", size=5)
+
+
+def test_pure_mcts_takes_the_winning_capture(atari5):
+    game = atari5
+    state = game.init_from_board(jnp.asarray(boards.parse(CAPTURE_IN_ONE), jnp.int8), 1)
+    # Every one of the 20 legal moves needs visits before the exact win stands out from the
+    # noisy random-playout values: a wide exploration constant and enough simulations.
+    config = SearchConfig(num_simulations=256, c_puct=4.0, temperature=0.0, dirichlet_fraction=0.0)
+    search = make_search(game, rollout_evaluator(game), config)
+    out = search(jax.random.PRNGKey(1), _batch(state, 4), jax.random.PRNGKey(0))
+    b3 = grid.from_vertex("B3", 5)
+    np.testing.assert_array_equal(np.asarray(out.actions), b3)
+    # Capturing ends the game: the edge's value is an exact win for the mover.
+    np.testing.assert_allclose(np.asarray(out.q_values[:, b3]), 1.0)
+    assert bool(jnp.all(out.next_states.terminal)) and bool(jnp.all(out.next_states.loser == -1))
+
+
+def test_search_invariants_on_go():
+    game = games.make("go", size=5, komi=0.5)
+    key = jax.random.PRNGKey(3)
+    # Three positions a few random moves in.
+    states = jax.vmap(lambda _: game.init())(jnp.arange(3))
+    step = jax.jit(jax.vmap(game.step))
+    for i in range(6):
+        mask = np.asarray(states.legal)
+        rng = np.random.default_rng(i)
+        acts = np.array([rng.choice(np.flatnonzero(m[:-1])) for m in mask], np.int32)
+        states = step(states, jnp.asarray(acts))
+    config = SearchConfig(num_simulations=24, temperature=1.0)
+    out = make_search(game, rollout_evaluator(game, max_moves=60), config)(key, states, key)
+    a = game.num_actions
+    chex.assert_shape([out.actions, out.root_value], [(3,), (3,)])
+    chex.assert_shape([out.visit_probs, out.q_values], [(3, a), (3, a)])
+    chex.assert_type([out.actions, out.visit_probs], [jnp.int32, jnp.float32])
+    legal = np.asarray(states.legal)
+    probs = np.asarray(out.visit_probs)
+    np.testing.assert_allclose(probs.sum(-1), 1.0, rtol=1e-6)
+    assert np.all(probs[~legal] == 0), "visits on an illegal action"
+    assert np.all(legal[np.arange(3), np.asarray(out.actions)]), "an illegal move was chosen"
+    assert np.all(probs[np.arange(3), np.asarray(out.actions)] > 0), "a move was chosen without visits"
+    chex.assert_trees_all_equal(out.next_states, step(states, out.actions))
+    assert np.all(np.abs(np.asarray(out.root_value)) <= 1.0)
+
+
+def test_gumbel_search_with_a_network_evaluator():
+    game = games.make("go", size=5)
+    net = DualResNet(in_planes=3, blocks=1, filters=8, value_hidden=8)
+
+    def planes(state):
+        b = state.board.reshape(5, 5)
+        return jnp.stack([b == state.to_play, b == -state.to_play, jnp.ones_like(b, bool)], -1).astype(jnp.float32)
+
+    variables = net.init(jax.random.PRNGKey(0), jnp.zeros((1, 5, 5, 3)))
+    evaluator = network_evaluator(lambda v, x: net.apply(v, x), planes)
+    config = SearchConfig(num_simulations=8, algorithm="gumbel", gumbel_considered=4, temperature=0.0)
+    states = jax.vmap(lambda _: game.init())(jnp.arange(2))
+    out = make_search(game, evaluator, config)(variables, states, jax.random.PRNGKey(1))
+    chex.assert_shape(out.visit_probs, (2, game.num_actions))
+    assert np.all(np.asarray(states.legal)[np.arange(2), np.asarray(out.actions)])
+    np.testing.assert_allclose(np.asarray(out.visit_probs).sum(-1), 1.0, rtol=1e-6)
+
+
+@pytest.mark.parametrize("bad, match", [
+    (dict(algorithm="alphabeta"), "unknown search algorithm"),
+    (dict(num_simulations=0), "num_simulations"),
+    (dict(temperature=-1.0), "temperature"),
+])
+def test_bad_config_is_named(bad, match):
+    with pytest.raises(ValueError, match=match):
+        SearchConfig(**bad)

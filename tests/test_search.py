@@ -39,7 +39,7 @@ def test_pure_mcts_takes_the_winning_capture(atari5):
     # noisy random-playout values: a wide exploration constant and enough simulations.
     config = SearchConfig(num_simulations=256, c_puct=4.0, temperature=0.0, dirichlet_fraction=0.0)
     search = make_search(game, rollout_evaluator(game), config)
-    out = search(jax.random.PRNGKey(1), _batch(state, 4), jax.random.PRNGKey(0))
+    out = search(None, _batch(state, 4), jax.random.PRNGKey(0))
     b3 = grid.from_vertex("B3", 5)
     np.testing.assert_array_equal(np.asarray(out.actions), b3)
     # Capturing ends the game: the edge's value is an exact win for the mover.
@@ -59,7 +59,7 @@ def test_search_invariants_on_go():
         acts = np.array([rng.choice(np.flatnonzero(m[:-1])) for m in mask], np.int32)
         states = step(states, jnp.asarray(acts))
     config = SearchConfig(num_simulations=24, temperature=1.0)
-    out = make_search(game, rollout_evaluator(game, max_moves=60), config)(key, states, key)
+    out = make_search(game, rollout_evaluator(game, max_moves=60), config)(None, states, key)
     a = game.num_actions
     chex.assert_shape([out.actions, out.root_value], [(3,), (3,)])
     chex.assert_shape([out.visit_probs, out.q_values], [(3, a), (3, a)])

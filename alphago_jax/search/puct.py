@@ -11,8 +11,8 @@ Illegal actions are masked at the root and get no prior inside the tree; should 
 still try one deeper in the tree, the rules end the game as a loss for the player who made it,
 so its value is -1 and the search turns away from it.
 
-An evaluator maps ``(params, states)`` (a batch) to ``(prior logits float32[B, A], value
-float32[B])``, the value being for the player to move. ``rollout_evaluator`` is the
+An evaluator maps ``(params, states, key)`` (a batch of states) to ``(prior logits
+float32[B, A], value float32[B])``, the value being for the player to move. ``rollout_evaluator`` is the
 network-free baseline (uniform prior, value of one random playout to the end);
 ``network_evaluator`` wraps a network and its input planes.
 """
@@ -29,7 +29,7 @@ import mctx
 from alphago_jax.games.base import BLACK, Game
 from alphago_jax.playout import sample_legal
 
-Evaluator = Callable[[Any, Any], tuple[jnp.ndarray, jnp.ndarray]]
+Evaluator = Callable[[Any, Any, jax.Array], tuple[jnp.ndarray, jnp.ndarray]]
 _MASKED = -1e9  # logit of an illegal action: exp() underflows to an exact 0 prior
 
 
@@ -96,23 +96,22 @@ def make_search(game: Game, evaluator: Evaluator, config: SearchConfig = SearchC
 
     Args:
       game: any game of the Game contract.
-      evaluator: ``(params, states) -> (logits float32[B, A], value float32[B])``.
+      evaluator: ``(params, states, key) -> (logits float32[B, A], value float32[B])``.
       config: static search settings.
     """
     step = jax.vmap(game.step)
     legal_of = jax.vmap(game.legal_action_mask)
 
-    def evaluate(params, states):
-        logits, value = evaluator(params, states)
+    def evaluate(params, states, key):
+        logits, value = evaluator(params, states, key)
         legal = legal_of(states)
         logits = jnp.where(legal, logits, _MASKED)
         value = jnp.where(jax.vmap(game.is_terminal)(states), 0.0, value)
         return logits.astype(jnp.float32), value.astype(jnp.float32)
 
     def recurrent_fn(params, key, action, states):
-        del key
         after = step(states, action)
-        logits, value = evaluate(params, after)
+        logits, value = evaluate(params, after, key)
         done = jax.vmap(game.is_terminal)(after)
         out = mctx.RecurrentFnOutput(
             reward=_value_for_mover(game, states, after),
@@ -123,8 +122,8 @@ def make_search(game: Game, evaluator: Evaluator, config: SearchConfig = SearchC
         return out, after
 
     def search(params, states, key):
-        k_search, k_move = jax.random.split(key)
-        logits, value = evaluate(params, states)
+        k_root, k_search, k_move = jax.random.split(key, 3)
+        logits, value = evaluate(params, states, k_root)
         root = mctx.RootFnOutput(prior_logits=logits, value=value, embedding=states)
         invalid = ~legal_of(states)
         if config.algorithm == "puct":
@@ -167,20 +166,16 @@ def _choose(key, visits, invalid, temperature: float) -> jnp.ndarray:
 
 
 def rollout_evaluator(game: Game, max_moves: int | None = None) -> Evaluator:
-    """Uniform prior and the outcome of one uniformly random playout (no network).
+    """Uniform prior and the outcome of one uniformly random playout (no network, no params).
 
-    The playout runs in-graph until every game of the batch is over (or ``max_moves`` moves,
-    after which unfinished games count 0). The key comes from the states' hash where the state
-    has one, so the evaluator is a pure function of ``(params, states)``; ``params`` may be a
-    PRNG key to vary the playouts.
+    The playout runs in-graph until every game of the batch is over, or for ``max_moves``
+    moves (default ``4 * num_actions``) after which unfinished games count 0.
     """
     limit = max_moves if max_moves is not None else 4 * game.num_actions
 
-    def evaluate(params, states):
-        batch = jax.tree_util.tree_leaves(states)[0].shape[0]
-        key = params if _is_key(params) else jax.random.PRNGKey(0)
-        key = jax.random.fold_in(key, _state_salt(states))
-        to_play = states.to_play
+    def evaluate(params, states, key):
+        del params
+        batch = states.to_play.shape[0]
 
         def more(carry):
             s, _, t = carry
@@ -194,20 +189,10 @@ def rollout_evaluator(game: Game, max_moves: int | None = None) -> Evaluator:
 
         final, _, _ = jax.lax.while_loop(more, body, (states, key, jnp.int32(0)))
         r = jax.vmap(game.returns)(final)
-        value = jnp.where(to_play == BLACK, r[:, 0], r[:, 1])
+        value = jnp.where(states.to_play == BLACK, r[:, 0], r[:, 1])
         return jnp.zeros((batch, game.num_actions), jnp.float32), value
 
     return evaluate
-
-
-def _is_key(x) -> bool:
-    return isinstance(x, jax.Array) and (jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key) or x.shape == (2,) and x.dtype == jnp.uint32)
-
-
-def _state_salt(states) -> jnp.ndarray:
-    """uint32[]: a number that differs between batches of states, to decorrelate playouts."""
-    leaves = [x for x in jax.tree_util.tree_leaves(states) if x.dtype in (jnp.int8, jnp.int16, jnp.int32, jnp.uint32)]
-    return jnp.sum(jnp.stack([jnp.sum(x.astype(jnp.uint32) * jnp.uint32(2654435761)) for x in leaves])).astype(jnp.uint32)
 
 
 def network_evaluator(apply_fn: Callable, planes_fn: Callable) -> Evaluator:
@@ -218,9 +203,8 @@ def network_evaluator(apply_fn: Callable, planes_fn: Callable) -> Evaluator:
       planes_fn: one state -> float32[size, size, C] input planes (vmapped here).
     """
 
-    def evaluate(params, states):
-        planes = jax.vmap(planes_fn)(states)
-        logits, value = apply_fn(params, planes)
-        return logits, value
+    def evaluate(params, states, key):
+        del key
+        return apply_fn(params, jax.vmap(planes_fn)(states))
 
     return evaluate

@@ -35,6 +35,7 @@ def test_unknown_subcommand_exits_with_usage():
 @pytest.mark.parametrize("script, row", [
     ("bench_rules.py", "| go 5x5 | 4 |"),
     ("bench_nets.py", "| DualResNet (smoke size) |"),
+    ("bench_features.py", "| AlphaGo Zero, 17 planes | 4 |"),
 ])
 def test_experiment_smoke_mode(script, row, monkeypatch, capsys):
     monkeypatch.setattr(sys, "argv", [script, "--smoke"])

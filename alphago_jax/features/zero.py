@@ -1,0 +1,41 @@
+"""AlphaGo Zero's 17 input planes (Silver et al. 2017, "Neural network architecture").
+
+``s_t = [X_t, X_{t-1}, ..., X_{t-7}, Y_t, Y_{t-1}, ..., Y_{t-7}, C]``: ``X_{t-i}`` marks the
+stones of the player to move (now) on the board ``i`` moves ago, ``Y_{t-i}`` the opponent's
+stones on that board, and ``C`` is all ones when black is to move, all zeros when white is.
+Boards before the start of the game are empty (all-zero planes).
+
+The state must keep its last 8 boards: a ``games.history.WithHistory(game, boards=8)`` state
+(any ``boards >= 8`` works; only the 8 most recent are used).
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+HISTORY = 8
+NUM_PLANES = 2 * HISTORY + 1
+
+
+def zero_planes(state) -> jnp.ndarray:
+    """float32[size, size, 17]: AlphaGo Zero's input planes of one unbatched state.
+
+    Planes 0-7: the player to move's stones on the current board and the 7 before it (most
+    recent first); planes 8-15: the opponent's stones on the same boards; plane 16: 1 if black
+    is to move, else 0. ``jax.vmap`` it for a batch.
+
+    Args:
+      state: a ``HistoryState`` (``boards: int8[k, N]`` with k >= 8, ``to_play: int8[]``).
+    """
+    boards = state.boards
+    k, n = boards.shape
+    if k < HISTORY:
+        raise ValueError(f"zero_planes needs the last {HISTORY} boards; the state keeps {k}")
+    size = int(round(n ** 0.5))
+    boards = boards[:HISTORY].astype(jnp.int32)
+    p = state.to_play.astype(jnp.int32)
+    own = (boards == p).astype(jnp.float32)
+    opp = (boards == -p).astype(jnp.float32)
+    colour = jnp.broadcast_to((p > 0).astype(jnp.float32), (1, n))
+    planes = jnp.concatenate([own, opp, colour], axis=0)  # [17, N]
+    return planes.T.reshape(size, size, NUM_PLANES)

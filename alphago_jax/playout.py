@@ -29,17 +29,21 @@ def reset_where(done, fresh, states):
     )
 
 
-def random_games(game: Game, key, batch: int):
-    """Play ``batch`` random legal games to the end (every game stops at its terminal state).
+def play_out(game: Game, states, key, max_moves: int | None = None):
+    """Play uniformly random legal moves in every game of a batch until all are over.
+
+    Args:
+      states: a batch of states (pytree with leading axis B).
+      max_moves: stop after this many moves even if games are unfinished (None: no limit).
 
     Returns:
-      The final states (batched pytree) and the number of actions taken by the longest game.
+      The final states and the number of moves the longest game took (int32[]).
     """
-    states = jax.vmap(lambda _: game.init())(jnp.arange(batch))
 
     def more(carry):
-        states, _, _ = carry
-        return ~jnp.all(jax.vmap(game.is_terminal)(states))
+        states, _, t = carry
+        going = ~jnp.all(jax.vmap(game.is_terminal)(states))
+        return going if max_moves is None else going & (t < max_moves)
 
     def body(carry):
         states, key, t = carry
@@ -49,3 +53,8 @@ def random_games(game: Game, key, batch: int):
 
     states, _, steps = jax.lax.while_loop(more, body, (states, key, jnp.int32(0)))
     return states, steps
+
+
+def random_games(game: Game, key, batch: int):
+    """Play ``batch`` random legal games from the start to the end (see ``play_out``)."""
+    return play_out(game, jax.vmap(lambda _: game.init())(jnp.arange(batch)), key)

@@ -27,7 +27,7 @@ import jax.numpy as jnp
 import mctx
 
 from alphago_jax.games.base import BLACK, Game
-from alphago_jax.playout import sample_legal
+from alphago_jax.playout import play_out
 
 Evaluator = Callable[[Any, Any, jax.Array], tuple[jnp.ndarray, jnp.ndarray]]
 _MASKED = -1e9  # logit of an illegal action: exp() underflows to an exact 0 prior
@@ -176,18 +176,7 @@ def rollout_evaluator(game: Game, max_moves: int | None = None) -> Evaluator:
     def evaluate(params, states, key):
         del params
         batch = states.to_play.shape[0]
-
-        def more(carry):
-            s, _, t = carry
-            return (t < limit) & ~jnp.all(jax.vmap(game.is_terminal)(s))
-
-        def body(carry):
-            s, k, t = carry
-            k, k1 = jax.random.split(k)
-            a = sample_legal(k1, jax.vmap(game.legal_action_mask)(s))
-            return jax.vmap(game.step)(s, a), k, t + 1
-
-        final, _, _ = jax.lax.while_loop(more, body, (states, key, jnp.int32(0)))
+        final, _ = play_out(game, states, key, limit)
         r = jax.vmap(game.returns)(final)
         value = jnp.where(states.to_play == BLACK, r[:, 0], r[:, 1])
         return jnp.zeros((batch, game.num_actions), jnp.float32), value

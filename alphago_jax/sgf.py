@@ -265,19 +265,6 @@ def _chain_and_liberties(board: np.ndarray, size: int, point: int) -> tuple[set[
     return chain, libs
 
 
-def _check_setup(board: np.ndarray, size: int) -> str | None:
-    """The vertex of a setup chain without liberties, or None (numpy: ``validate_setup`` in
-    go.py compiles a ``lax.while_loop`` on every call, about 0.2 s)."""
-    seen = set()
-    for p in np.flatnonzero(board):
-        if p not in seen:
-            chain, libs = _chain_and_liberties(board, size, int(p))
-            if not libs:
-                return grid.to_vertex(int(p), size)
-            seen |= chain
-    return None
-
-
 def _why_illegal(game: Go, state: GoState, action: int) -> str:
     """Why the player to move may not play ``action`` (which ``state.legal`` rejects)."""
     if bool(state.terminal):
@@ -335,9 +322,10 @@ def replay(record: GameRecord, game: Go | None = None, *, all_states: bool = Fal
     elif game.size != record.size:
         raise SGFError(f"{name}: record is {record.size}x{record.size}, the game is {game.size}x{game.size}")
     board = record.setup_board()
-    dead = _check_setup(board, game.size)
-    if dead is not None:
-        raise SGFError(f"{name}: illegal setup position: the chain at {dead} has no liberties")
+    try:
+        game.validate_setup(board)
+    except ValueError as e:
+        raise SGFError(f"{name}: illegal setup position: {e}") from None
 
     n, horizon = game.num_points, game.max_moves
     m = min(len(record.moves), horizon)

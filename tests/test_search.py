@@ -12,7 +12,8 @@ import boards
 from alphago_jax import games
 from alphago_jax.games import grid
 from alphago_jax.nets import DualResNet
-from alphago_jax.search import SearchConfig, make_search, network_evaluator, rollout_evaluator
+from alphago_jax.features import symmetry
+from alphago_jax.search import SearchConfig, make_search, mixed_evaluator, network_evaluator, rollout_evaluator
 
 CAPTURE_IN_ONE = """
 . X . . .
@@ -74,16 +75,60 @@ def test_search_invariants_on_go():
     assert np.all(np.abs(np.asarray(out.root_value)) <= 1.0)
 
 
-def test_gumbel_search_with_a_network_evaluator():
-    game = games.make("go", size=5)
+def _planes(state):
+    b = state.board.reshape(5, 5)
+    return jnp.stack([b == state.to_play, b == -state.to_play, jnp.ones_like(b, bool)], -1).astype(jnp.float32)
+
+
+@pytest.fixture(scope="module")
+def tiny_net():
     net = DualResNet(in_planes=3, blocks=1, filters=8, value_hidden=8)
+    return (lambda v, x: net.apply(v, x)), net.init(jax.random.PRNGKey(0), jnp.zeros((1, 5, 5, 3)))
 
-    def planes(state):
-        b = state.board.reshape(5, 5)
-        return jnp.stack([b == state.to_play, b == -state.to_play, jnp.ones_like(b, bool)], -1).astype(jnp.float32)
 
-    variables = net.init(jax.random.PRNGKey(0), jnp.zeros((1, 5, 5, 3)))
-    evaluator = network_evaluator(lambda v, x: net.apply(v, x), planes)
+def test_averaging_over_all_symmetries_makes_the_evaluation_equivariant(tiny_net):
+    apply_fn, variables = tiny_net
+    game = games.make("go", size=5)
+    board = boards.parse("""
+        . X . . .
+        . O X . .
+        . . O . .
+        . . . . X
+        . . . . .
+    """)
+    k = 3
+    states = jax.vmap(lambda b: game.init_from_board(b, -1))(
+        jnp.asarray(np.stack([board, np.asarray(symmetry.apply_board(board, k))]), jnp.int8))
+    key = jax.random.PRNGKey(0)
+    logits, value = jax.jit(network_evaluator(apply_fn, _planes, "all"))(variables, states, key)
+    np.testing.assert_allclose(np.asarray(value[0]), np.asarray(value[1]), rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(symmetry.apply_policy(logits[0], k)), np.asarray(logits[1]), rtol=1e-4, atol=1e-5)
+    # A single network evaluation is not equivariant, so the averaging is what did it.
+    raw, _ = network_evaluator(apply_fn, _planes)(variables, states, key)
+    assert not np.allclose(np.asarray(symmetry.apply_policy(raw[0], k)), np.asarray(raw[1]), atol=1e-5)
+    with pytest.raises(ValueError, match="unknown symmetries"):
+        network_evaluator(apply_fn, _planes, "some")
+
+
+def test_mixed_evaluator_weights_value_and_rollout(tiny_net):
+    apply_fn, variables = tiny_net
+    game = games.make("go", size=5)
+    states = jax.vmap(lambda _: game.init())(jnp.arange(2))
+    net_eval, roll_eval = network_evaluator(apply_fn, _planes), rollout_evaluator(game)
+    key = jax.random.PRNGKey(4)
+    _, v = net_eval(variables, states, jax.random.split(key)[0])
+    _, z = roll_eval(variables, states, jax.random.split(key)[1])
+    for lam in (0.0, 0.5, 1.0):
+        logits, mixed = mixed_evaluator(net_eval, roll_eval, lam)(variables, states, key)
+        np.testing.assert_allclose(np.asarray(mixed), (1 - lam) * np.asarray(v) + lam * np.asarray(z), rtol=1e-6)
+    with pytest.raises(ValueError, match="lam"):
+        mixed_evaluator(net_eval, roll_eval, 1.5)
+
+
+def test_gumbel_search_with_a_network_evaluator(tiny_net):
+    apply_fn, variables = tiny_net
+    game = games.make("go", size=5)
+    evaluator = network_evaluator(apply_fn, _planes, "random")
     config = SearchConfig(num_simulations=8, algorithm="gumbel", gumbel_considered=4, temperature=0.0)
     states = jax.vmap(lambda _: game.init())(jnp.arange(2))
     out = make_search(game, evaluator, config)(variables, states, jax.random.PRNGKey(1))

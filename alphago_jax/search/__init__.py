@@ -8,8 +8,9 @@ from alphago_jax.search.puct import (
     SearchConfig,
     SearchOutput,
     make_search,
+    mixed_evaluator,
     network_evaluator,
     rollout_evaluator,
 )
 
-__all__ = ["Evaluator", "SearchConfig", "SearchOutput", "make_search", "network_evaluator", "rollout_evaluator"]
+__all__ = ["Evaluator", "SearchConfig", "SearchOutput", "make_search", "mixed_evaluator", "network_evaluator", "rollout_evaluator"]

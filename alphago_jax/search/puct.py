@@ -14,7 +14,8 @@ so its value is -1 and the search turns away from it.
 An evaluator maps ``(params, states, key)`` (a batch of states) to ``(prior logits
 float32[B, A], value float32[B])``, the value being for the player to move. ``rollout_evaluator`` is the
 network-free baseline (uniform prior, value of one random playout to the end);
-``network_evaluator`` wraps a network and its input planes.
+``network_evaluator`` wraps a network and its input planes, optionally averaged over the
+board's symmetries; ``mixed_evaluator`` mixes a network's value with rollouts (AlphaGo).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import jax
 import jax.numpy as jnp
 import mctx
 
+from alphago_jax.features import symmetry
 from alphago_jax.games.base import BLACK, Game
 from alphago_jax.playout import play_out
 
@@ -184,16 +186,52 @@ def rollout_evaluator(game: Game, max_moves: int | None = None) -> Evaluator:
     return evaluate
 
 
-def network_evaluator(apply_fn: Callable, planes_fn: Callable) -> Evaluator:
+def network_evaluator(apply_fn: Callable, planes_fn: Callable, symmetries: str = "none") -> Evaluator:
     """An evaluator from a network: ``apply_fn(params, planes) -> (logits, value)``.
 
     Args:
-      apply_fn: e.g. ``lambda p, x: net.apply(p, x)`` for ``DualResNet`` (eval mode).
-      planes_fn: one state -> float32[size, size, C] input planes (vmapped here).
+      apply_fn: e.g. ``lambda v, x: net.apply(v, x)`` for ``DualResNet`` (eval mode); planes
+        float32[B, S, S, C] -> (logits float32[B, S*S + 1], value float32[B]).
+      planes_fn: one state -> float32[S, S, C] input planes (vmapped here).
+      symmetries: ``"none"``; ``"random"``, one random dihedral map per position, the policy
+        mapped back (AlphaGo Zero's search); or ``"all"``, the policy probabilities and the
+        value averaged over all 8 maps (AlphaGo's).
     """
+    if symmetries not in ("none", "random", "all"):
+        raise ValueError(f"unknown symmetries {symmetries!r}; known: 'none', 'random', 'all'")
 
     def evaluate(params, states, key):
-        del key
-        return apply_fn(params, jax.vmap(planes_fn)(states))
+        planes = jax.vmap(planes_fn)(states)
+        if symmetries == "none":
+            return apply_fn(params, planes)
+        if symmetries == "random":
+            k = symmetry.random_symmetries(key, planes.shape[:1])
+            logits, value = apply_fn(params, symmetry.apply(planes, k))
+            return symmetry.apply_policy(logits, symmetry.inverse(k)), value
+        batch, n = planes.shape[0], symmetry.NUM_SYMMETRIES
+        logits, value = apply_fn(params, jnp.concatenate([symmetry.apply(planes, k) for k in range(n)]))
+        logits = logits.reshape((n, batch) + logits.shape[1:])
+        probs = jnp.stack([jax.nn.softmax(symmetry.apply_policy(logits[k], symmetry.inverse(k)), axis=-1)
+                           for k in range(n)]).mean(axis=0)
+        return jnp.log(jnp.maximum(probs, 1e-30)), value.reshape(n, batch).mean(axis=0)
+
+    return evaluate
+
+
+def mixed_evaluator(network: Evaluator, rollout: Evaluator, lam: float) -> Evaluator:
+    """AlphaGo's leaf evaluation: the network's prior, value ``(1 - lam) * v + lam * z``.
+
+    ``v`` is the network's value, ``z`` the rollout's outcome (AlphaGo: lam = 0.5; Zero: 0).
+    """
+    if not 0.0 <= lam <= 1.0:
+        raise ValueError(f"lam must be in [0, 1], got {lam}")
+
+    def evaluate(params, states, key):
+        k_net, k_roll = jax.random.split(key)
+        logits, v = network(params, states, k_net)
+        if lam == 0.0:
+            return logits, v
+        _, z = rollout(params, states, k_roll)
+        return logits, (1.0 - lam) * v + lam * z
 
     return evaluate

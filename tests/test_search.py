@@ -59,7 +59,7 @@ def test_search_invariants_on_go():
         rng = np.random.default_rng(i)
         acts = np.array([rng.choice(np.flatnonzero(m[:-1])) for m in mask], np.int32)
         states = step(states, jnp.asarray(acts))
-    config = SearchConfig(num_simulations=24, temperature=1.0)
+    config = SearchConfig(num_simulations=24, temperature=1.0, temperature_moves=7)
     out = make_search(game, rollout_evaluator(game, max_moves=60), config)(None, states, key)
     a = game.num_actions
     chex.assert_shape([out.actions, out.root_value], [(3,), (3,)])
@@ -73,6 +73,11 @@ def test_search_invariants_on_go():
     assert np.all(probs[np.arange(3), np.asarray(out.actions)] > 0), "a move was chosen without visits"
     chex.assert_trees_all_equal(out.next_states, step(states, out.actions))
     assert np.all(np.abs(np.asarray(out.root_value)) <= 1.0)
+    # Seven moves played with temperature_moves=7: from now on the most visited move is played.
+    states7 = step(states, out.actions)
+    out7 = make_search(game, rollout_evaluator(game, max_moves=60), config)(None, states7, key)
+    visits7 = np.asarray(out7.visit_probs)
+    np.testing.assert_array_equal(np.asarray(out7.actions), visits7.argmax(-1))
 
 
 def _planes(state):

@@ -46,6 +46,8 @@ class SearchConfig:
       dirichlet_alpha, dirichlet_fraction: root noise (fraction 0 turns it off); PUCT only.
       temperature: the move is drawn from visit counts ** (1 / temperature); 0 plays the most
         visited move.
+      temperature_moves: if set, only games with fewer moves played than this draw with
+        ``temperature``; the others play the most visited move (AlphaGo Zero: 30 on 19x19).
       max_depth: deepest simulation, None for no limit.
       gumbel_considered: actions considered at the root by Gumbel search.
     """
@@ -56,6 +58,7 @@ class SearchConfig:
     dirichlet_alpha: float = 0.3
     dirichlet_fraction: float = 0.25
     temperature: float = 1.0
+    temperature_moves: int | None = None
     max_depth: int | None = None
     gumbel_considered: int = 16
 
@@ -146,6 +149,9 @@ def make_search(game: Game, evaluator: Evaluator, config: SearchConfig = SearchC
         visits = tree.children_visits[:, root_index].astype(jnp.float32)
         visit_probs = visits / jnp.maximum(jnp.sum(visits, axis=-1, keepdims=True), 1.0)
         actions = _choose(k_move, visits, invalid, config.temperature)
+        if config.temperature_moves is not None:
+            greedy = _choose(k_move, visits, invalid, 0.0)
+            actions = jnp.where(states.move_count < config.temperature_moves, actions, greedy)
         return SearchOutput(
             actions=actions,
             visit_probs=visit_probs,

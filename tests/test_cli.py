@@ -37,6 +37,7 @@ def test_unknown_subcommand_exits_with_usage():
     ("bench_nets.py", "| DualResNet (smoke size) |"),
     ("bench_features.py", "| AlphaGo Zero, 17 planes | 4 |"),
     ("bench_search.py", "| 2 | "),
+    ("bench_rollout.py", "| scan+step |"),
 ])
 def test_experiment_smoke_mode(script, row, monkeypatch, capsys):
     monkeypatch.setattr(sys, "argv", [script, "--smoke"])

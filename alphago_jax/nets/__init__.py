@@ -3,6 +3,8 @@
 - ``PolicyNet``: AlphaGo's SL/RL policy network, 48 planes -> logits over ``S*S + 1`` actions.
 - ``ValueNet``: AlphaGo's value network, 49 planes -> value in ``[-1, 1]``.
 - ``DualResNet``: AlphaGo Zero's residual network, 17 planes -> (logits, value), batch norm.
+- ``RolloutPolicy``: AlphaGo's fast rollout policy, a linear softmax over local features of a
+  ``GoState`` (not a Flax module: ``init(key)``, ``logits(params, state)``, ``sample``).
 
 Every network takes ``[batch, size, size, planes]`` input, works at any board size (the
 defaults are the papers' 19x19 networks) and returns float32 outputs; ``dtype=jnp.bfloat16``
@@ -21,6 +23,7 @@ import numpy as np
 
 from alphago_jax.nets.policy import ConvTrunk, PolicyNet, masked_softmax
 from alphago_jax.nets.resnet import DualResNet, ResidualBlock
+from alphago_jax.nets.rollout import RolloutPolicy
 from alphago_jax.nets.value import ValueNet
 
 
@@ -43,6 +46,7 @@ __all__ = [
     "DualResNet",
     "PolicyNet",
     "ResidualBlock",
+    "RolloutPolicy",
     "ValueNet",
     "init_variables",
     "masked_softmax",

@@ -23,6 +23,7 @@ The output is a markdown table headed by the machine and the command.
 from __future__ import annotations
 
 import argparse
+import pathlib
 import shlex
 import statistics
 import sys
@@ -34,7 +35,9 @@ import jax.numpy as jnp
 from alphago_jax.games.go import Go
 from alphago_jax.nets.rollout import RolloutPolicy
 from alphago_jax.playout import sample_legal
-from bench_features import machine
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # sibling scripts, however run
+from bench_features import machine  # noqa: E402
 
 
 def positions(game: Go, count: int, moves: int, seed: int = 0):

@@ -15,10 +15,7 @@ from __future__ import annotations
 
 import argparse
 import functools
-import os
-import platform
-import shlex
-import statistics
+import pathlib
 import sys
 import time
 
@@ -30,6 +27,9 @@ from alphago_jax.games.go import Go
 from alphago_jax.games.history import WithHistory
 from alphago_jax.playout import sample_legal
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # sibling modules, however run
+from benchlib import print_header, timed  # noqa: E402
+
 # name: (description, function of a batched state). ``alphago_vmap`` is the per-position
 # function under ``jax.vmap``; ``alphago`` shares the ladder work list across the batch.
 EXTRACTORS = {
@@ -39,18 +39,6 @@ EXTRACTORS = {
                            jax.vmap(lambda s: alphago.alphago_planes(s, ladders=False))),
     "zero": ("AlphaGo Zero, 17 planes", jax.vmap(zero.zero_planes)),
 }
-
-
-def machine() -> str:
-    dev = jax.devices()[0]
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return (f"{dev.platform.upper()} ({getattr(dev, 'device_kind', dev.platform)}); host {cpu}, "
-            f"{os.cpu_count()} CPU cores; jax {jax.__version__}, Python {platform.python_version()}")
 
 
 def positions(size: int, batch: int, moves: int, seed: int = 0):
@@ -102,21 +90,11 @@ def main(argv=None):
             t0 = time.perf_counter()
             compiled = f.lower(x).compile()
             compile_s = time.perf_counter() - t0
-            times = []
-            while len(times) <= repeats and sum(times) < args.max_seconds:
-                t0 = time.perf_counter()
-                jax.block_until_ready(compiled(x))
-                times.append(time.perf_counter() - t0)
-            timed = times[1:] or times
-            t = statistics.median(timed)
-            rows.append((desc, b, b / t, 1e3 * t, len(timed), compile_s))
+            t, n = timed(compiled, (x,), repeats, args.max_seconds)
+            rows.append((desc, b, b / t, 1e3 * t, n, compile_s))
             print(f"  {name:18s} batch {b:4d}: {b / t:10.1f} pos/s ({1e3 * t:.2f} ms)", file=sys.stderr, flush=True)
 
-    command = "python experiments/bench_features.py" + "".join(" " + shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
-    print(f"Machine: {machine()}  ")
-    print(f"Command: `{command}` ({size}x{size}, positions after {moves} random moves; "
-          f"total {time.perf_counter() - t_start:.0f} s)")
-    print()
+    print_header("bench_features.py", argv, f"{size}x{size}, positions after {moves} random moves", t_start)
     print("| features | batch | positions/s | ms per batch | timed calls | compile s |")
     print("|---|---:|---:|---:|---:|---:|")
     for desc, b, pps, ms, n, comp in rows:

@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import argparse
 import pathlib
-import shlex
-import statistics
 import sys
 import time
 
@@ -36,8 +34,8 @@ from alphago_jax.games.go import Go
 from alphago_jax.nets.rollout import RolloutPolicy
 from alphago_jax.playout import sample_legal
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # sibling scripts, however run
-from bench_features import machine  # noqa: E402
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # sibling modules, however run
+from benchlib import print_header, timed  # noqa: E402
 
 
 def positions(game: Go, count: int, moves: int, seed: int = 0):
@@ -55,17 +53,6 @@ def positions(game: Go, count: int, moves: int, seed: int = 0):
         return states
 
     return play(jax.random.PRNGKey(seed))
-
-
-def timed(compiled, args, repeats: int, max_seconds: float):
-    """Median seconds of the timed calls after a warm-up call, and how many were timed."""
-    times = []
-    while len(times) <= repeats and sum(times) < max_seconds:
-        t0 = time.perf_counter()
-        jax.block_until_ready(compiled(*args))
-        times.append(time.perf_counter() - t0)
-    rest = times[1:] or times
-    return statistics.median(rest), len(rest)
 
 
 def main(argv=None):
@@ -133,11 +120,7 @@ def main(argv=None):
             rows.append((name, b, us, 1e6 / us, n, compile_s))
             print(f"  {name:10s} batch {b:4d}: {us:9.2f} us/move ({1e6 / us:,.0f} moves/s)", file=sys.stderr, flush=True)
 
-    command = "python experiments/bench_rollout.py" + "".join(" " + shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
-    print(f"Machine: {machine()}  ")
-    print(f"Command: `{command}` ({size}x{size}, positions after {moves} random moves; "
-          f"total {time.perf_counter() - t_start:.0f} s)")
-    print()
+    print_header("bench_rollout.py", argv, f"{size}x{size}, positions after {moves} random moves", t_start)
     print("| measure | batch | µs per move per game | moves/s | timed calls | compile s |")
     print("|---|---:|---:|---:|---:|---:|")
     for name, b, us, mps, n, comp in rows:

@@ -25,7 +25,7 @@ import jax.numpy as jnp
 from alphago_jax.features import alphago, zero
 from alphago_jax.games.go import Go
 from alphago_jax.games.history import WithHistory
-from alphago_jax.playout import sample_legal
+from alphago_jax.playout import play_out
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # sibling modules, however run
 from benchlib import print_header, timed  # noqa: E402
@@ -45,17 +45,7 @@ def positions(size: int, batch: int, moves: int, seed: int = 0):
     """``batch`` HistoryStates after ``moves`` random legal moves each (a stacked pytree)."""
     game = WithHistory(Go(size=size, max_moves=max(moves + 1, 2 * size * size)))
 
-    @jax.jit
-    def play(key):
-        states = jax.vmap(lambda _: game.init())(jnp.arange(batch))
-
-        def body(states, k):
-            a = sample_legal(k, jax.vmap(game.legal_action_mask)(states))
-            return jax.vmap(game.step)(states, a), None
-
-        states, _ = jax.lax.scan(body, states, jax.random.split(key, moves))
-        return states
-
+    play = jax.jit(lambda key: play_out(game, jax.vmap(lambda _: game.init())(jnp.arange(batch)), key, moves)[0])
     return play(jax.random.PRNGKey(seed))
 
 

@@ -16,8 +16,7 @@ The output is a markdown table headed by the machine and the command, ready for
 from __future__ import annotations
 
 import argparse
-import os
-import platform
+import pathlib
 import shlex
 import statistics
 import sys
@@ -28,6 +27,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from alphago_jax import nets
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # sibling modules, however run
+from benchlib import machine  # noqa: E402
 
 DEFAULT_NETS = {
     "policy": lambda dtype: nets.PolicyNet(dtype=dtype),
@@ -44,19 +46,6 @@ DESCRIPTIONS = {
     "value": "ValueNet (12 convs x 192 + FC 256, 49 planes)",
     "dual": "DualResNet (stem + {blocks} blocks x {filters}, 17 planes)",
 }
-
-
-def machine() -> str:
-    dev = jax.devices()[0]
-    kind = getattr(dev, "device_kind", dev.platform)
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return (f"{dev.platform.upper()} ({kind}), {len(jax.devices())} device(s); host {cpu}, "
-            f"{os.cpu_count()} CPU cores; jax {jax.__version__}, Python {platform.python_version()}")
 
 
 def time_forward(fn, variables, x, repeats: int, max_seconds: float):

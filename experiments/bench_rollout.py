@@ -32,7 +32,7 @@ import jax.numpy as jnp
 
 from alphago_jax.games.go import Go
 from alphago_jax.nets.rollout import RolloutPolicy
-from alphago_jax.playout import sample_legal
+from alphago_jax.playout import play_out
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # sibling modules, however run
 from benchlib import print_header, timed  # noqa: E402
@@ -41,17 +41,7 @@ from benchlib import print_header, timed  # noqa: E402
 def positions(game: Go, count: int, moves: int, seed: int = 0):
     """``count`` GoStates after ``moves`` random legal moves each (a stacked pytree)."""
 
-    @jax.jit
-    def play(key):
-        states = jax.vmap(lambda _: game.init())(jnp.arange(count))
-
-        def body(states, k):
-            a = sample_legal(k, jax.vmap(game.legal_action_mask)(states))
-            return jax.vmap(game.step)(states, a), None
-
-        states, _ = jax.lax.scan(body, states, jax.random.split(key, moves))
-        return states
-
+    play = jax.jit(lambda key: play_out(game, jax.vmap(lambda _: game.init())(jnp.arange(count)), key, moves)[0])
     return play(jax.random.PRNGKey(seed))
 
 

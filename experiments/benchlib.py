@@ -21,7 +21,7 @@ def machine() -> str:
             cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
     except (OSError, StopIteration):
         pass
-    return (f"{dev.platform.upper()} ({getattr(dev, 'device_kind', dev.platform)}); host {cpu}, "
+    return (f"{dev.platform.upper()} ({getattr(dev, 'device_kind', dev.platform)}), {len(jax.devices())} device(s); host {cpu}, "
             f"{os.cpu_count()} CPU cores; jax {jax.__version__}, Python {platform.python_version()}")
 
 

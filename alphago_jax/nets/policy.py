@@ -45,6 +45,21 @@ def check_planes(x: jnp.ndarray, in_planes: int, who: str) -> int:
     return x.shape[-2]
 
 
+def trunk_of(net) -> "ConvTrunk":
+    """The ``ConvTrunk`` submodule (named ``trunk``) configured by a network's own attributes
+    (``in_planes``, ``filters``, ``trunk_layers``, ``first_kernel``, ``kernel``, ``dtype``).
+    Call it inside the network's compact ``__call__``."""
+    return ConvTrunk(
+        in_planes=net.in_planes,
+        filters=net.filters,
+        layers=net.trunk_layers,
+        first_kernel=net.first_kernel,
+        kernel=net.kernel,
+        dtype=net.dtype,
+        name="trunk",
+    )
+
+
 class ConvTrunk(nn.Module):
     """The convolutional trunk of AlphaGo's policy and value networks.
 
@@ -112,15 +127,7 @@ class PolicyNet(nn.Module):
     @nn.compact
     def __call__(self, x: jnp.ndarray) -> jnp.ndarray:
         size = check_planes(x, self.in_planes, type(self).__name__)
-        h = ConvTrunk(
-            in_planes=self.in_planes,
-            filters=self.filters,
-            layers=self.trunk_layers,
-            first_kernel=self.first_kernel,
-            kernel=self.kernel,
-            dtype=self.dtype,
-            name="trunk",
-        )(x)
+        h = trunk_of(self)(x)
         h = nn.Conv(1, (1, 1), use_bias=not self.position_bias, dtype=self.dtype, name="head")(h)
         logits = h.reshape(h.shape[:-3] + (size * size,)).astype(jnp.float32)
         if self.position_bias:

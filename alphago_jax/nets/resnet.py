@@ -34,6 +34,12 @@ import jax.numpy as jnp
 from alphago_jax.nets.policy import Dtype, check_planes
 
 
+def _batch_norm(net, train: bool):
+    """``nn.BatchNorm`` configured by a module's ``bn_momentum``, ``bn_epsilon`` and ``dtype``."""
+    return functools.partial(nn.BatchNorm, use_running_average=not train, momentum=net.bn_momentum,
+                             epsilon=net.bn_epsilon, dtype=net.dtype)
+
+
 class ResidualBlock(nn.Module):
     """conv 3x3, BN, ReLU, conv 3x3, BN, add the input, ReLU. ``[B, S, S, F]`` -> same."""
 
@@ -45,13 +51,7 @@ class ResidualBlock(nn.Module):
     @nn.compact
     def __call__(self, x: jnp.ndarray, train: bool) -> jnp.ndarray:
         conv = functools.partial(nn.Conv, self.filters, (3, 3), padding="SAME", use_bias=False, dtype=self.dtype)
-        norm = functools.partial(
-            nn.BatchNorm,
-            use_running_average=not train,
-            momentum=self.bn_momentum,
-            epsilon=self.bn_epsilon,
-            dtype=self.dtype,
-        )
+        norm = _batch_norm(self, train)
         h = nn.relu(norm(name="bn0")(conv(name="conv0")(x)))
         h = norm(name="bn1")(conv(name="conv1")(h))
         return nn.relu(x + h)
@@ -88,13 +88,7 @@ class DualResNet(nn.Module):
     @nn.compact
     def __call__(self, x: jnp.ndarray, train: bool = False) -> tuple[jnp.ndarray, jnp.ndarray]:
         size = check_planes(x, self.in_planes, type(self).__name__)
-        norm = functools.partial(
-            nn.BatchNorm,
-            use_running_average=not train,
-            momentum=self.bn_momentum,
-            epsilon=self.bn_epsilon,
-            dtype=self.dtype,
-        )
+        norm = _batch_norm(self, train)
         x = jnp.asarray(x, self.dtype)
         h = nn.Conv(self.filters, (3, 3), padding="SAME", use_bias=False, dtype=self.dtype, name="stem_conv")(x)
         h = nn.relu(norm(name="stem_bn")(h))

@@ -26,7 +26,7 @@ from __future__ import annotations
 import flax.linen as nn
 import jax.numpy as jnp
 
-from alphago_jax.nets.policy import ConvTrunk, Dtype, check_planes
+from alphago_jax.nets.policy import Dtype, check_planes, trunk_of
 
 
 class ValueNet(nn.Module):
@@ -57,15 +57,7 @@ class ValueNet(nn.Module):
     @nn.compact
     def __call__(self, x: jnp.ndarray) -> jnp.ndarray:
         size = check_planes(x, self.in_planes, type(self).__name__)
-        h = ConvTrunk(
-            in_planes=self.in_planes,
-            filters=self.filters,
-            layers=self.trunk_layers,
-            first_kernel=self.first_kernel,
-            kernel=self.kernel,
-            dtype=self.dtype,
-            name="trunk",
-        )(x)
+        h = trunk_of(self)(x)
         h = nn.Conv(1, (1, 1), dtype=self.dtype, name="head")(h)
         h = h.reshape(h.shape[:-3] + (size * size,))
         h = nn.relu(nn.Dense(self.hidden, dtype=self.dtype, name="fc")(h))

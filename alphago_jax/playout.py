@@ -29,12 +29,14 @@ def reset_where(done, fresh, states):
     )
 
 
-def play_out(game: Game, states, key, max_moves: int | None = None):
-    """Play uniformly random legal moves in every game of a batch until all are over.
+def play_out(game: Game, states, key, max_moves: int | None = None, choose=None):
+    """Play legal moves in every game of a batch until all are over.
 
     Args:
       states: a batch of states (pytree with leading axis B).
       max_moves: stop after this many moves even if games are unfinished (None: no limit).
+      choose: ``(states, key) -> int32[B]`` legal actions, e.g. a rollout policy's samples;
+        default: uniformly random legal moves.
 
     Returns:
       The final states and the number of moves the longest game took (int32[]).
@@ -48,7 +50,10 @@ def play_out(game: Game, states, key, max_moves: int | None = None):
     def body(carry):
         states, key, t = carry
         key, k = jax.random.split(key)
-        actions = sample_legal(k, jax.vmap(game.legal_action_mask)(states))
+        if choose is None:
+            actions = sample_legal(k, jax.vmap(game.legal_action_mask)(states))
+        else:
+            actions = choose(states, k)
         return jax.vmap(game.step)(states, actions), key, t + 1
 
     states, _, steps = jax.lax.while_loop(more, body, (states, key, jnp.int32(0)))

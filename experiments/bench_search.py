@@ -1,11 +1,13 @@
 """Search throughput: simulations per second of one jitted searched move for a batch of games.
 
-This project's search (``alphago_jax.search.make_search``: mctx PUCT, the JAX Go rules as the
-model, AlphaGo Zero's 17 input planes from ``games.history.WithHistory``) against pgx's Go
-plugged into the same mctx call with the same network and settings, in the same process,
-timed in alternation (best of several rounds each). The network is a small dual-head ResNet
-(stem + 2 residual blocks, 32 channels) on 9x9; its forward pass alone is timed too, the
-ceiling a search approaches.
+This project's PUCT search (``alphago_jax.search.make_search``, the JAX Go rules as the model,
+AlphaGo Zero's 17 input planes from ``games.history.WithHistory``) against pgx's Go plugged into
+mctx's ``muzero_policy`` with the same network and settings, in the same process, timed in
+alternation (best of several rounds each). Columns: ours with one leaf per network call; ours
+gathering ``--leaf-batch`` leaves per game per call (virtual loss); pgx + mctx; the ratio of
+the first to pgx + mctx; the network's forward pass alone at the batch size (the ceiling a
+search with one leaf per call approaches). The network is a small dual-head ResNet (stem + 2
+residual blocks, 32 channels) on 9x9.
 
     python experiments/bench_search.py                 # batch 1, 16, 128; 9x9
     python experiments/bench_search.py --smoke         # tiny, for CI
@@ -14,7 +16,8 @@ ceiling a search approaches.
 from __future__ import annotations
 
 import argparse
-import platform
+import pathlib
+import sys
 import time
 
 import jax
@@ -26,6 +29,9 @@ from alphago_jax import features, games
 from alphago_jax.games.history import WithHistory
 from alphago_jax.nets import DualResNet
 from alphago_jax.search import SearchConfig, make_search, network_evaluator
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # sibling modules, however run
+from benchlib import print_header  # noqa: E402
 
 
 def race(contenders, rounds):
@@ -41,10 +47,10 @@ def race(contenders, rounds):
     return best
 
 
-def ours(net, variables, size, batch, sims):
+def ours(net, variables, size, batch, sims, leaf_batch=1):
     game = WithHistory(games.make("go", size=size), boards=8)
     evaluator = network_evaluator(lambda v, x: net.apply(v, x), features.zero_planes)
-    search = make_search(game, evaluator, SearchConfig(num_simulations=sims, temperature=0.0))
+    search = make_search(game, evaluator, SearchConfig(num_simulations=sims, temperature=0.0, leaf_batch=leaf_batch))
     states = jax.vmap(lambda _: game.init())(jnp.arange(batch))
     return search, (variables, states, jax.random.PRNGKey(0))
 
@@ -81,33 +87,38 @@ def pgx_search(net, variables, size, batch, sims):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--smoke", action="store_true", help="tiny run for CI")
+    parser.add_argument("--smoke", action="store_true", help="tiny, for CI")
     parser.add_argument("--size", type=int, default=9)
     parser.add_argument("--batches", type=int, nargs="*", default=[1, 16, 128])
     parser.add_argument("--simulations", type=int, default=64)
+    parser.add_argument("--leaf-batch", type=int, default=8, help="leaves per game per network call (column 2)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--no-pgx", action="store_true")
     args = parser.parse_args(argv)
-    size, batches, sims, rounds = (5, [2], 4, 1) if args.smoke else (args.size, args.batches, args.simulations, args.rounds)
+    t_start = time.perf_counter()
+    size, batches, sims, rounds, k = ((5, [2], 4, 1, 2) if args.smoke else
+                                      (args.size, args.batches, args.simulations, args.rounds, args.leaf_batch))
     use_pgx = not (args.no_pgx or args.smoke)
 
     net = DualResNet(in_planes=17, blocks=2, filters=32, value_hidden=32)
     variables = net.init(jax.random.PRNGKey(0), jnp.zeros((1, size, size, 17)))
     forward = jax.jit(lambda v, x: net.apply(v, x))
 
-    print(f"# {platform.processor() or platform.machine()}, {jax.devices()[0].platform}, jax {jax.__version__}; "
-          f"{size}x{size}, {sims} simulations per move, PUCT, net: stem + 2 blocks x 32")
-    print("| batch | sims/s (ours) | sims/s (pgx + mctx) | ratio | forward positions/s |")
-    print("|---|---|---|---|---|")
+    rows = []
     for batch in batches:
-        contenders = [ours(net, variables, size, batch, sims), (forward, (variables, jnp.zeros((batch, size, size, 17))))]
+        contenders = [ours(net, variables, size, batch, sims), ours(net, variables, size, batch, sims, k),
+                      (forward, (variables, jnp.zeros((batch, size, size, 17))))]
         if use_pgx:
             contenders.append(pgx_search(net, variables, size, batch, sims))
-        t_ours, t_fwd, *t_peer = race(contenders, rounds)
-        t_pgx = t_peer[0] if t_peer else None
-        ours_sps = batch * sims / t_ours
-        peer = f"{batch * sims / t_pgx:,.0f} | {t_pgx / t_ours:.1f}x" if t_pgx else "- | -"
-        print(f"| {batch} | {ours_sps:,.0f} | {peer} | {batch / t_fwd:,.0f} |", flush=True)
+        t_ours, t_leaves, t_fwd, *t_peer = race(contenders, rounds)
+        sps = [batch * sims / t for t in (t_ours, t_leaves)]
+        peer = f"{batch * sims / t_peer[0]:,.0f} | {t_peer[0] / t_ours:.1f}x" if t_peer else "- | -"
+        rows.append(f"| {batch} | {sps[0]:,.0f} | {sps[1]:,.0f} | {peer} | {batch / t_fwd:,.0f} |")
+    print_header("bench_search.py", argv, f"{size}x{size}, {sims} simulations per move, net: stem + 2 blocks x 32; "
+                 f"best of {rounds} alternating rounds", t_start)
+    print(f"| batch | sims/s (ours) | sims/s (ours, {k} leaves per call) | sims/s (pgx + mctx) | ratio | forward positions/s |")
+    print("|---|---|---|---|---|---|")
+    print("\n".join(rows))
 
 
 if __name__ == "__main__":

@@ -1,16 +1,56 @@
-"""Tree search over batches of games: PUCT and Gumbel search on mctx.
+"""Tree search over batches of games: PUCT with tree reuse and leaf batching, and mctx's searches.
 
-Layer: depends on ``games`` (and, through evaluators passed in, on ``features`` and ``nets``).
+``make_search(game, evaluator, config)`` gives one jit-compiled searched move for a batch of
+games, ``(params, states, key) -> SearchOutput``:
+
+- ``algorithm="puct"`` (default): ``tree.TreeSearch``, AlphaGo's PUCT on a tree kept between
+  moves (``run`` / ``step`` / ``advance`` for tree reuse, ``leaf_batch`` leaves per evaluator
+  call with virtual loss, ``time_control.search_for`` for a time budget);
+- ``algorithm="muzero"`` / ``"gumbel"``: mctx's ``muzero_policy`` / ``gumbel_muzero_policy``.
+
+Evaluators (``evaluators``) say what a leaf is worth: random or rollout-policy playouts, a
+network (with symmetry averaging), or AlphaGo's mixture of both.
+
+Layer: depends on ``games`` and ``features`` (and, through evaluators passed in, on ``nets``).
 """
 
-from alphago_jax.search.puct import (
+from alphago_jax.games.base import Game
+from alphago_jax.search.config import SearchConfig, SearchOutput, choose_moves
+from alphago_jax.search.evaluators import (
     Evaluator,
-    SearchConfig,
-    SearchOutput,
-    make_search,
     mixed_evaluator,
     network_evaluator,
+    policy_rollout_evaluator,
     rollout_evaluator,
 )
+from alphago_jax.search.puct import make_mctx_search
+from alphago_jax.search.time_control import move_budget, search_for
+from alphago_jax.search.tree import SearchTree, TreeSearch
 
-__all__ = ["Evaluator", "SearchConfig", "SearchOutput", "make_search", "mixed_evaluator", "network_evaluator", "rollout_evaluator"]
+
+def make_search(game: Game, evaluator: Evaluator, config: SearchConfig = SearchConfig()):
+    """The searched move ``(params, states, key) -> SearchOutput`` for ``config.algorithm``.
+
+    For ``"puct"`` the result is a ``TreeSearch``, whose other members search from a kept tree.
+    """
+    if config.algorithm == "puct":
+        return TreeSearch(game, evaluator, config)
+    return make_mctx_search(game, evaluator, config)
+
+
+__all__ = [
+    "Evaluator",
+    "SearchConfig",
+    "SearchOutput",
+    "SearchTree",
+    "TreeSearch",
+    "choose_moves",
+    "make_mctx_search",
+    "make_search",
+    "mixed_evaluator",
+    "move_budget",
+    "network_evaluator",
+    "policy_rollout_evaluator",
+    "rollout_evaluator",
+    "search_for",
+]

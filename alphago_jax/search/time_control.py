@@ -1,0 +1,75 @@
+"""Time control: a budget per move from the clock, and a search run in chunks until it is spent.
+
+    budget = move_budget(time_left=300.0, empty_points=int(jnp.sum(state.board == 0)))
+    out, tree, sims = search_for(search, params, tree, key, budget)
+
+``move_budget`` spreads the remaining time over the moves still expected (AlphaGo's
+allocation: ``remaining / expected moves``, never more than a fixed fraction of what is left);
+``search_for`` starts the search and adds chunks of simulations while the next chunk, timed
+like the last one, still fits in the budget and in the tree.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import jax
+import numpy as np
+
+from alphago_jax.search.config import SearchOutput
+from alphago_jax.search.tree import SearchTree, TreeSearch
+
+
+def move_budget(time_left: float, stones_left: int = 0, *, empty_points: int, min_moves: int = 10,
+                max_fraction: float = 0.3, margin: float = 0.1) -> float:
+    """Seconds to spend on this move.
+
+    Args:
+      time_left: seconds left on the clock (main time, or the current byo-yomi period).
+      stones_left: moves to play within ``time_left`` (Canadian byo-yomi); 0 in main time.
+      empty_points: empty points on the board: about a third of them are the player's moves
+        still to come (at least ``min_moves``).
+      max_fraction: never more than this fraction of ``time_left`` in main time.
+      margin: seconds kept back for the network round trip and the protocol.
+    """
+    if time_left <= 0:
+        return 0.0
+    if stones_left > 0:
+        share = time_left / stones_left
+    else:
+        share = min(time_left / max(min_moves, empty_points // 3), max_fraction * time_left)
+    return max(0.0, share - margin)
+
+
+def search_for(search: TreeSearch, params, tree: SearchTree, key, seconds: float, chunk: int | None = None,
+               clock: Callable[[], float] = time.perf_counter) -> tuple[SearchOutput, SearchTree, int]:
+    """Search ``tree`` (fresh or reused) for about ``seconds``, in chunks of simulations.
+
+    At least one chunk runs; another follows while ``elapsed + last chunk's time <= seconds``
+    and the tree has room for it. Each chunk size compiles once.
+
+    Args:
+      search: a ``TreeSearch``; chunk: simulations per chunk (default the config's
+        ``num_simulations``; a multiple of ``leaf_batch``). Give the search a
+        ``tree_capacity`` of many chunks for long thinking.
+      clock: seconds, monotonic (a parameter so that tests can drive it).
+
+    Returns:
+      The move choice and statistics, the searched tree, and the simulations run.
+    """
+    chunk = chunk or search.config.num_simulations
+    begin = clock()
+    k_start, k_move, key = jax.random.split(key, 3)
+    tree = search.start(params, tree, k_start)
+    done = 0
+    while True:
+        t0 = clock()
+        key, k = jax.random.split(key)
+        tree = jax.block_until_ready(search.simulate(params, tree, k, chunk))
+        done += chunk
+        now = clock()
+        room = int(np.max(np.asarray(tree.num_nodes))) + chunk <= search.capacity
+        if not room or (now - begin) + (now - t0) > seconds:
+            break
+    return search.result(tree, k_move), tree, done

@@ -308,8 +308,9 @@ def replay(record: GameRecord, game: Go | None = None, *, all_states: bool = Fal
 
     Returns:
       ``(game, state)``: the ``GoState`` after the last move; with ``all_states``, a
-      ``GoState`` whose leaves have a leading axis of ``len(record.moves) + 1`` (``[0]`` the
-      start position, ``[i]`` the position after move ``i``).
+      ``GoState`` of numpy arrays whose leaves have a leading axis of
+      ``len(record.moves) + 1`` (``[0]`` the start position, ``[i]`` the position after move
+      ``i``).
 
     Raises:
       SGFError: naming the file, the move number, the vertex and why, for an illegal move
@@ -350,8 +351,8 @@ def replay(record: GameRecord, game: Go | None = None, *, all_states: bool = Fal
     if len(record.moves) > horizon:
         why = f"the game is already over (max_moves={horizon})"
         raise SGFError(f"{name}: illegal {_describe(record, horizon)}: {why}", horizon + 1)
-    if all_states:
-        return game, jax.tree_util.tree_map(lambda x: x[: m + 1], states)
+    if all_states:  # sliced on the host: a jax slice would compile once per record length
+        return game, jax.tree_util.tree_map(lambda x: np.asarray(x)[: m + 1], states)
     return game, final
 
 

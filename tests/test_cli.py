@@ -38,8 +38,11 @@ def test_unknown_subcommand_exits_with_usage():
     ("bench_features.py", "| AlphaGo Zero, 17 planes | 4 |"),
     ("bench_search.py", "| 2 | "),
     ("bench_rollout.py", "| scan+step |"),
+    ("bench_dataset.py", "| 2x | 80 |"),
 ])
-def test_experiment_smoke_mode(script, row, monkeypatch, capsys):
+def test_experiment_smoke_mode(script, row, monkeypatch, capsys, request):
+    if script == "bench_dataset.py":
+        request.getfixturevalue("sgf_dir")  # the corpus it reads is in ../shared
     monkeypatch.setattr(sys, "argv", [script, "--smoke"])
     runpy.run_path(str(ROOT / "experiments" / script), run_name="__main__")
     assert row in capsys.readouterr().out

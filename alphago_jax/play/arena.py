@@ -1,0 +1,194 @@
+"""Matches between two players: colours alternating, every game saved as SGF, a results table.
+
+    with make_player("mcts:sims=200") as a, make_player("gtp:/usr/games/gnugo --mode gtp --level 1") as b:
+        match = run_match(a, b, games=10, size=9, komi=7.5, out_dir="arena/")
+    print(match.table)
+
+How a game is played and scored (the same for internal players and external GTP engines):
+
+- the game is kept by the arena on this project's rules (``position.Position``); each move is
+  checked there before the other player hears of it, so an engine that plays an illegal
+  move (by these rules: positional superko, no suicide) loses the game by forfeit (``B+F``);
+- a player may resign (``B+R``); internal players resign below ``resign_below`` win rate;
+- when both players pass in a row and either of them can clean up (an external engine that
+  knows ``kgs-genmove_cleanup``), play goes on in a cleanup phase in which such engines
+  capture the stones they consider dead rather than pass; the game ends at the next two
+  passes in a row;
+- the game also ends at the rules' move limit (``position.MAX_MOVES_PER_POINT`` per point);
+- a game that ends by passes or the move limit is scored by the project's Tromp-Taylor
+  scorer (area with komi), never by either engine's own count.
+
+The table (``train.evaluation.format_table``) gives wins, draws, losses, the win rate with its
+95% Wilson interval and the Elo difference, from the first player's side.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+import sys
+from typing import Callable
+
+import numpy as np
+
+from alphago_jax import sgf
+from alphago_jax.games.base import BLACK, WHITE
+from alphago_jax.play.players import RESIGN, Player
+from alphago_jax.play.position import IllegalMove, Position, colour_letter, play_game
+from alphago_jax.train.evaluation import MatchResult, format_table
+
+
+@dataclasses.dataclass(frozen=True)
+class GameResult:
+    """One finished game.
+
+    Attributes:
+      index: the game's number in the match, from 1.
+      black, white: the players' names.
+      winner: ``BLACK``, ``WHITE``, or 0 for a draw.
+      result: the SGF result (``"B+3.5"``, ``"W+R"``, ``"B+F"``, ``"0"``).
+      how: ``"score"``, ``"move limit"`` (scored), ``"resignation"`` or ``"illegal move"``.
+      score: the Tromp-Taylor score (black - white - komi) of the final position.
+      moves: the moves played (passes included).
+      sgf_path: where the record was saved, or None.
+      final_board: int8[N], the board at the end.
+    """
+
+    index: int
+    black: str
+    white: str
+    winner: int
+    result: str
+    how: str
+    score: float
+    moves: int
+    sgf_path: pathlib.Path | None = None
+    final_board: np.ndarray | None = dataclasses.field(default=None, repr=False, compare=False)
+
+
+@dataclasses.dataclass(frozen=True)
+class Match:
+    """A finished match: the summary from the first player's side, every game, the table."""
+
+    result: MatchResult
+    games: tuple[GameResult, ...]
+
+    @property
+    def table(self) -> str:
+        return format_table([self.result])
+
+
+def play_one_game(black: Player, white: Player, size: int = 9, komi: float = 7.5, *, seconds: float | None = None,
+                  resign_below: float = 0.0, cleanup: bool = True, max_moves: int | None = None,
+                  names: tuple[str, str] | None = None,
+                  on_move: Callable[[Position], None] | None = None) -> tuple[Position, GameResult]:
+    """Play one game from the empty board; returns the final position and the result.
+
+    Args:
+      seconds: time per move for both players (None: their own fixed effort).
+      resign_below: internal players resign below this estimated win rate (0: never).
+      cleanup: after two passes, let players that can clean up capture dead stones first.
+      max_moves: the game's move limit (default ``position.play_game``'s).
+      names: the names to record (default the players' names).
+      on_move: called with the position after every move.
+    """
+    pos = Position(play_game(size, komi, max_moves))
+    black_name, white_name = names or (black.name, white.name)
+    for p in (black, white):
+        p.new_game(size, komi)
+    players = {BLACK: black, WHITE: white}
+    cleaning = False
+    how = None
+    winner = 0
+    while True:
+        if pos.at_move_limit:
+            how = "move limit"
+            break
+        colour = pos.to_play
+        mover = players[colour]
+        decision = mover.genmove(colour, seconds, cleanup=cleaning, resign_below=resign_below)
+        if decision.action == RESIGN:
+            how, winner = "resignation", -colour
+            break
+        try:
+            pos.play(colour, decision.action)
+        except IllegalMove:
+            how, winner = "illegal move", -colour
+            break
+        players[-colour].play(colour, decision.action)
+        if on_move is not None:
+            on_move(pos)
+        if pos.consecutive_passes >= 2:
+            if cleanup and not cleaning and any(p.can_cleanup for p in (black, white)):
+                cleaning = True
+                continue
+            how = "score"
+            break
+    score = pos.score()
+    if how in ("score", "move limit"):
+        winner = BLACK if score > 0 else WHITE if score < 0 else 0
+        result = sgf.result_string(score)
+    else:
+        result = f"{colour_letter(winner)}+{'R' if how == 'resignation' else 'F'}"
+    return pos, GameResult(0, black_name, white_name, winner, result, how, score, len(pos.moves),
+                           final_board=pos.board.copy())
+
+
+def run_match(player: Player, opponent: Player, games: int, size: int = 9, komi: float = 7.5, *,
+              seconds: float | None = None, resign_below: float = 0.0, cleanup: bool = True,
+              max_moves: int | None = None, out_dir=None, progress: bool = True,
+              on_game: Callable[[GameResult], None] | None = None) -> Match:
+    """Play ``games`` games, ``player`` taking black in the odd-numbered ones (1st, 3rd, ...).
+
+    Args:
+      out_dir: where to save each game (``game-001.sgf`` ...) and ``results.md``; None: not saved.
+      progress: show a progress bar (tqdm, on stderr).
+      on_game: called with each finished game.
+      The rest: as ``play_one_game``.
+    """
+    if games < 1:
+        raise ValueError(f"games must be at least 1, got {games}")
+    name_a, name_b = player.name, opponent.name
+    if name_a == name_b:
+        name_a, name_b = f"{name_a} (1)", f"{name_b} (2)"
+    out = pathlib.Path(out_dir) if out_dir is not None else None
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+    from tqdm import tqdm
+
+    results, outcomes = [], []
+    with tqdm(total=games, desc=f"{name_a} vs {name_b}", unit="game", disable=not progress, file=sys.stderr) as bar:
+        for i in range(games):
+            a_black = i % 2 == 0
+            black, white = (player, opponent) if a_black else (opponent, player)
+            names = (name_a, name_b) if a_black else (name_b, name_a)
+            pos, game = play_one_game(black, white, size, komi, seconds=seconds, resign_below=resign_below,
+                                      cleanup=cleanup, max_moves=max_moves, names=names)
+            path = None
+            if out is not None:
+                path = out / f"game-{i + 1:03d}.sgf"
+                sgf.save(pos.record(game.result, black_name=names[0], white_name=names[1]), path)
+            game = dataclasses.replace(game, index=i + 1, sgf_path=path)
+            results.append(game)
+            mine = BLACK if a_black else WHITE
+            outcomes.append(0 if game.winner == 0 else (1 if game.winner == mine else -1))
+            if on_game is not None:
+                on_game(game)
+            wins = sum(o > 0 for o in outcomes)
+            bar.set_postfix_str(f"{name_a} {wins}/{len(outcomes)}, last {game.result}")
+            bar.update()
+    match = Match(MatchResult.from_outcomes(name_a, name_b, outcomes), tuple(results))
+    if out is not None:
+        (out / "results.md").write_text(_report(match, size, komi, seconds))
+    return match
+
+
+def _report(match: Match, size: int, komi: float, seconds: float | None) -> str:
+    effort = f"{seconds:g} s per move" if seconds is not None else "each player's own fixed effort per move"
+    lines = [f"# {match.result.player} vs {match.result.opponent}", "",
+             f"{size}x{size} Go, komi {komi:g}, Tromp-Taylor scoring, {effort}.", "", match.table,
+             "| game | black | white | result | how | moves | record |", "|---:|---|---|---|---|---:|---|"]
+    for g in match.games:
+        lines.append(f"| {g.index} | {g.black} | {g.white} | {g.result} | {g.how} | {g.moves} | "
+                     f"{g.sgf_path.name if g.sgf_path else ''} |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,144 @@
+"""The command-line subcommands of play: ``gtp``, ``arena`` and ``play``.
+
+``add_commands(subparsers)`` adds them to the ``alphago-jax`` parser; each sets
+``run=handler``, a function ``args -> exit status``. Heavy imports wait inside the handlers,
+so ``alphago-jax --help`` stays fast. A bad player name or option raises ``ValueError``
+(the command line prints it as a clear error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+DEFAULT_PLAYER = "mcts"
+"""The player of ``gtp`` and ``play`` when none is named (the shipped network's, once it ships)."""
+
+PLAYER_HELP = ("a player: random, mcts[:sims=N,nodes=N,c_puct=X,seed=N], net[:net=SOURCE,sims=N,...], "
+               "policy[:net=SOURCE], gtp:COMMAND LINE (an external engine, or just its path and arguments); "
+               "planned: checkpoint:PATH, alphago, grave, mcps")
+
+
+def _colour(text: str) -> int:
+    from alphago_jax.play.position import parse_colour
+
+    try:
+        return parse_colour(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _player(spec: str):
+    """A player from its spec; an engine that cannot start is a clear error too."""
+    from alphago_jax.play.gtp_client import GTPError
+    from alphago_jax.play.registry import make_player
+
+    try:
+        return make_player(spec)
+    except GTPError as e:
+        raise ValueError(str(e)) from None
+
+
+def run_gtp(args) -> int:
+    """``alphago-jax gtp``: a GTP engine on stdin/stdout."""
+    from alphago_jax.play.gtp import GTPEngine, serve
+
+    with _player(args.player) as player:
+        engine = GTPEngine(player, size=args.size, komi=args.komi, resign_threshold=args.resign,
+                           move_time=args.time, name=args.name)
+        return serve(engine)
+
+
+def run_arena(args) -> int:
+    """``alphago-jax arena``: a match between two players, its games saved, its table printed."""
+    from alphago_jax.play.arena import run_match
+    from alphago_jax.play.gtp_client import GTPError
+
+    with _player(args.player) as a, _player(args.opponent) as b:
+        try:
+            match = run_match(a, b, args.games, args.size, args.komi, seconds=args.time, resign_below=args.resign,
+                              cleanup=not args.no_cleanup, max_moves=args.max_moves, out_dir=args.out,
+                              progress=not args.no_progress)
+        except GTPError as e:
+            raise ValueError(f"an external engine failed: {e}") from None
+    print(match.table, end="")
+    for g in match.games:
+        print(f"game {g.index}: {g.black} (B) vs {g.white} (W): {g.result} by {g.how} after {g.moves} moves"
+              + (f", {g.sgf_path}" if g.sgf_path else ""))
+    return 0
+
+
+def run_play(args) -> int:
+    """``alphago-jax play``: a human against the engine in the terminal."""
+    from alphago_jax.play.terminal import play_terminal
+
+    with _player(args.player) as player:
+        play_terminal(player, size=args.size, komi=args.komi, human=args.colour, seconds=args.time,
+                      resign_below=args.resign, sgf_path=args.sgf)
+    return 0
+
+
+def _game_options(p: argparse.ArgumentParser, size: int) -> None:
+    p.add_argument("--size", type=int, default=size, help=f"board size, 2 to 19 (default {size})")
+    p.add_argument("--komi", type=float, default=7.5, help="points given to white (default 7.5)")
+    p.add_argument("--time", type=float, default=None, metavar="SECONDS",
+                   help="seconds per move (default: the player's own fixed effort, e.g. its simulations)")
+
+
+def add_commands(subparsers) -> None:
+    """Add ``gtp``, ``arena`` and ``play`` to an ``argparse`` subparsers object."""
+    gtp = subparsers.add_parser(
+        "gtp", help="run a GTP v2 engine on stdin/stdout (for Sabaki, GoGui, match runners)",
+        description="A GTP v2 engine on stdin/stdout, with live analysis in Leela Zero's lz-analyze form. "
+                    "Controllers set the board size, komi and clocks with GTP commands.")
+    gtp.add_argument("--player", default=DEFAULT_PLAYER, help=f"{PLAYER_HELP} (default {DEFAULT_PLAYER})")
+    _game_options(gtp, 19)
+    gtp.add_argument("--resign", type=float, default=0.05, metavar="WINRATE",
+                     help="resign below this estimated win rate, 0 never (default 0.05)")
+    gtp.add_argument("--name", default="alphago-jax", help="the engine's GTP name (default alphago-jax)")
+    gtp.set_defaults(run=run_gtp)
+
+    arena = subparsers.add_parser(
+        "arena", help="play a match between two players and print wins, win rate, interval and Elo",
+        description="A match between two players (internal, or external GTP engines such as "
+                    "'/usr/games/gnugo --mode gtp --level 1'), colours alternating, every game saved "
+                    "as SGF, scored by Tromp-Taylor area after both pass (with a cleanup phase for "
+                    "engines that know kgs-genmove_cleanup).")
+    arena.add_argument("player", help=PLAYER_HELP)
+    arena.add_argument("opponent", help="the other player, same forms")
+    arena.add_argument("--games", type=int, default=10, help="games to play (default 10)")
+    _game_options(arena, 9)
+    arena.add_argument("--resign", type=float, default=0.0, metavar="WINRATE",
+                       help="internal players resign below this estimated win rate (default 0: never)")
+    arena.add_argument("--max-moves", type=int, default=None, help="move limit per game (default 3 per point)")
+    arena.add_argument("--out", default="arena", help="directory for the SGF records and results.md (default arena)")
+    arena.add_argument("--no-cleanup", action="store_true", help="end at the first two passes, no cleanup phase")
+    arena.add_argument("--no-progress", action="store_true", help="no progress bar")
+    arena.set_defaults(run=run_arena)
+
+    play = subparsers.add_parser("play", help="play against the engine in the terminal",
+                                 description="Play a game against the engine in the terminal.")
+    play.add_argument("--player", default=DEFAULT_PLAYER, help=f"{PLAYER_HELP} (default {DEFAULT_PLAYER})")
+    _game_options(play, 9)
+    play.add_argument("--colour", "--color", type=_colour, default=1,
+                      help="your colour: black or white (default black)")
+    play.add_argument("--resign", type=float, default=0.05, metavar="WINRATE",
+                      help="the engine resigns below this estimated win rate, 0 never (default 0.05)")
+    play.add_argument("--sgf", default=None, metavar="PATH", help="save the game to this SGF file")
+    play.set_defaults(run=run_play)
+
+
+def main(argv=None) -> int:
+    """Run one of these subcommands on its own (``python -m alphago_jax.play.commands gtp``)."""
+    parser = argparse.ArgumentParser(prog="alphago-jax")
+    add_commands(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args)
+    except ValueError as e:
+        print(f"alphago-jax {args.command}: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

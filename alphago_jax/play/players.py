@@ -1,0 +1,410 @@
+"""Players: anything that can follow a game of Go and choose moves.
+
+The ``Player`` protocol is what the GTP engine, the arena and terminal play drive::
+
+    player.new_game(size=9, komi=7.5)            # or with setup stones (handicap, SGF)
+    player.play(BLACK, 40)                       # a move by either colour, kept in sync
+    decision = player.genmove(WHITE, seconds=1)  # choose a move (and play it: commit=True)
+    player.undo()                                # take back the last move
+    player.analyze(WHITE, report, stop, 0.5)     # live analysis (search players)
+
+Implementations here run inside this process on the JAX rules (``LocalPlayer``):
+
+- ``RandomPlayer``: uniformly random legal moves (pass included);
+- ``PolicyPlayer``: a network's raw policy, the most probable legal move;
+- ``SearchPlayer``: PUCT search with tree reuse between moves (the subtree of each move
+  played, by either side, is kept): pure-rollout MCTS (``mcts_player``) or a network with
+  search (``network_player``); a fixed number of simulations per move, or a time budget.
+
+``gtp_player.GTPPlayer`` drives an external engine (GNU Go) over GTP; ``registry`` builds
+players from names such as ``mcts:sims=200``.
+
+Moves are actions: a point ``row * size + col`` (row 0 the top edge), ``size * size`` for
+pass, and ``RESIGN``.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+import functools
+import time
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from alphago_jax.games.base import BLACK, Game
+from alphago_jax.games.history import WithHistory
+from alphago_jax.play.analysis import MoveInfo, tree_analysis
+from alphago_jax.play.position import Position, play_game, prepared
+from alphago_jax.search import SearchConfig, TreeSearch, make_search, network_evaluator, rollout_evaluator, search_for
+
+RESIGN = -1
+"""The action of a player that resigns."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Decision:
+    """A chosen move.
+
+    Attributes:
+      action: a point, pass (``size * size``) or ``RESIGN``.
+      winrate: the mover's estimated chance of winning in [0, 1], None when unknown.
+      simulations: the search's simulations for this move (0 without search).
+    """
+
+    action: int
+    winrate: float | None = None
+    simulations: int = 0
+
+
+class Player(abc.ABC):
+    """A Go player that follows one game at a time.
+
+    Subclasses implement ``_new_game``, ``_play`` and ``genmove``. The base class remembers the
+    game's settings and moves, so that ``undo`` can replay the game from its start.
+
+    Attributes:
+      name: a short name for tables and SGF records.
+      can_cleanup: ``genmove(cleanup=True)`` differs from a plain ``genmove`` (the player
+        then captures dead stones before passing: GTP's ``kgs-genmove_cleanup``).
+      can_analyze: ``analyze`` reports live statistics.
+    """
+
+    name: str = "player"
+    can_cleanup: bool = False
+    can_analyze: bool = False
+
+    def new_game(self, size: int, komi: float, setup=None, first_player: int = BLACK, handicap: int = 0) -> None:
+        """Start a game on a ``size`` x ``size`` board, from ``setup`` stones (int8[N]) if given.
+
+        Raises:
+          ValueError: if the player cannot play this board size or setup.
+        """
+        self._new_game(size, komi, setup, first_player, handicap)
+        self._settings = (size, komi, setup, first_player, handicap)
+        self._moves: list[tuple[int, int]] = []
+
+    def play(self, colour: int, action: int) -> None:
+        """Follow a move by ``colour`` (the opponent's, or one set up by a controller).
+
+        Raises:
+          ValueError: if the move is illegal (``position.IllegalMove``); nothing changes.
+        """
+        self._play(colour, action)
+        self._moves.append((colour, action))
+
+    @abc.abstractmethod
+    def genmove(self, colour: int, seconds: float | None = None, *, commit: bool = True, cleanup: bool = False,
+                resign_below: float = 0.0) -> Decision:
+        """Choose a move for ``colour``.
+
+        Args:
+          seconds: the time to spend; None: the player's own fixed effort (e.g. simulations).
+          commit: play the move (not for ``RESIGN``); False only looks (GTP ``reg_genmove``).
+          cleanup: capture dead stones before passing (GTP ``kgs-genmove_cleanup``).
+          resign_below: resign when the estimated win rate is below this.
+        """
+
+    def undo(self) -> None:
+        """Take back the last move (by replaying the game without it).
+
+        Raises:
+          ValueError: when no move has been played.
+        """
+        if not getattr(self, "_moves", None):
+            raise ValueError("no move to undo")
+        moves = self._moves[:-1]
+        self.new_game(*self._settings)
+        for colour, action in moves:
+            self.play(colour, action)
+
+    def analyze(self, colour: int, report: Callable[[list[MoveInfo]], None], stop: Callable[[], bool],
+                interval: float = 1.0) -> None:
+        """Think about the position for ``colour``, calling ``report`` with the best moves at least
+        once and then about every ``interval`` seconds, until ``stop()`` is true.
+
+        Raises:
+          NotImplementedError: for players without analysis.
+        """
+        raise NotImplementedError(f"player {self.name!r} has no analysis")
+
+    def close(self) -> None:
+        """Release what the player holds (processes, devices)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    @abc.abstractmethod
+    def _new_game(self, size, komi, setup, first_player, handicap) -> None: ...
+
+    @abc.abstractmethod
+    def _play(self, colour: int, action: int) -> None: ...
+
+
+class LocalPlayer(Player):
+    """A player on this project's JAX rules: keeps a ``Position`` (``self.pos``).
+
+    Subclasses implement ``_decide``; undo is a pop of the kept states. Every local player
+    can analyze: without search, one look at its choice (its policy's priors).
+
+    Args:
+      history: boards the state keeps for network input planes (``WithHistory``); 0 for
+        plain Go states.
+    """
+
+    can_analyze = True
+
+    def __init__(self, name: str, history: int = 0):
+        self.name = name
+        self.history = history
+        self.pos: Position | None = None
+
+    def make_game(self, size: int, komi: float) -> Game:
+        """The rules this player searches with (``position.play_game``, with history if asked)."""
+        game = play_game(size, komi)
+        return WithHistory(game, boards=self.history) if self.history else game
+
+    def _new_game(self, size, komi, setup, first_player, handicap) -> None:
+        self.pos = Position(self.make_game(size, komi), setup, first_player, handicap)
+        self._reset()
+
+    def _play(self, colour: int, action: int) -> None:
+        self._require_game().play(colour, action)
+
+    def undo(self) -> None:
+        pos = self._require_game()
+        pos.undo()
+        self._moves.pop()
+        self._reset()
+
+    def genmove(self, colour: int, seconds: float | None = None, *, commit: bool = True, cleanup: bool = False,
+                resign_below: float = 0.0) -> Decision:
+        del cleanup  # the same move: these players play by area scoring, dead stones count as alive
+        pos = self._require_game()
+        if pos.at_move_limit:
+            return Decision(pos.pass_action)
+        decision = self._decide(colour, seconds)
+        if decision.winrate is not None and decision.winrate < resign_below:
+            return dataclasses.replace(decision, action=RESIGN)
+        if commit and decision.action != RESIGN:
+            self.play(colour, decision.action)
+        return decision
+
+    def analyze(self, colour, report, stop, interval=1.0) -> None:
+        """One report of the moves' priors (players without search), then wait for ``stop``."""
+        report(self._snapshot(colour))
+        while not stop():
+            time.sleep(min(interval, 0.02))
+
+    @abc.abstractmethod
+    def _decide(self, colour: int, seconds: float | None) -> Decision: ...
+
+    def _snapshot(self, colour: int) -> list[MoveInfo]:
+        """A one-look analysis: the chosen move, without search."""
+        d = self._decide(colour, None)
+        w = 0.5 if d.winrate is None else d.winrate
+        return [MoveInfo(d.action, 1, w, 1.0, (d.action,))]
+
+    def _reset(self) -> None:
+        """Called after a new game and an undo (drop anything kept about the old position)."""
+
+    def _require_game(self) -> Position:
+        if self.pos is None:
+            raise ValueError(f"player {self.name!r}: no game started (new_game first)")
+        return self.pos
+
+
+@functools.lru_cache(maxsize=32)
+def _search(evaluator: Callable[[Game], Callable], game: Game, config: SearchConfig) -> TreeSearch:
+    """One ``TreeSearch`` (and its compiled functions) per evaluator, rules and settings."""
+    return make_search(game, evaluator(game), config)
+
+
+def _batch1(state):
+    """A batch of one game (numpy leaves: no eager device operations)."""
+    return jax.tree_util.tree_map(lambda x: np.asarray(x)[None], state)
+
+
+# ----------------------------------------------------------------------------------- random
+
+class RandomPlayer(LocalPlayer):
+    """Uniformly random legal moves, pass included (no network, no search)."""
+
+    def __init__(self, seed: int = 0, name: str = "random"):
+        super().__init__(name)
+        self._rng = np.random.default_rng(seed)
+
+    def _decide(self, colour, seconds) -> Decision:
+        legal = np.flatnonzero(self.pos.legal_mask(colour))
+        return Decision(int(self._rng.choice(legal)))
+
+
+# ----------------------------------------------------------------------------------- networks
+
+@dataclasses.dataclass(frozen=True)
+class Network:
+    """A network as the players use it.
+
+    Attributes:
+      apply: ``(variables, planes float32[B, S, S, C]) -> (logits float32[B, S*S + 1], value
+        float32[B])``, the value for the player to move in [-1, 1].
+      planes: one state -> float32[S, S, C] input planes (e.g. ``features.zero_planes``).
+      variables: ``size -> variables`` for a board size; raises ``ValueError`` for a size the
+        network cannot play.
+      history: boards the states must keep for ``planes`` (``WithHistory``; 8 for Zero's planes).
+      name: a short name.
+    """
+
+    apply: Callable[[Any, jnp.ndarray], tuple[jnp.ndarray, jnp.ndarray]]
+    planes: Callable[[Any], jnp.ndarray]
+    variables: Callable[[int], Any]
+    history: int = 8
+    name: str = "net"
+
+
+class PolicyPlayer(LocalPlayer):
+    """A network's raw policy: the legal move with the largest logit (no search)."""
+
+    def __init__(self, network: Network, name: str | None = None):
+        super().__init__(name or f"policy({network.name})", history=network.history)
+        self.network = network
+        planes = jax.vmap(network.planes)
+        self._forward = jax.jit(lambda v, s: network.apply(v, planes(s)))
+
+    def _new_game(self, size, komi, setup, first_player, handicap) -> None:
+        self._variables = self.network.variables(size)
+        super()._new_game(size, komi, setup, first_player, handicap)
+
+    def _outputs(self, colour):
+        state = prepared(self.pos.game, self.pos.state, colour)
+        logits, value = self._forward(self._variables, _batch1(state))
+        legal = np.asarray(state.legal)
+        return np.where(legal, np.asarray(logits[0], np.float64), -np.inf), float(value[0])
+
+    def _decide(self, colour, seconds) -> Decision:
+        logits, value = self._outputs(colour)
+        return Decision(int(np.argmax(logits)), (value + 1) / 2)
+
+    def _snapshot(self, colour) -> list[MoveInfo]:
+        logits, value = self._outputs(colour)
+        probs = np.exp(logits - logits.max())
+        probs /= probs.sum()
+        top = np.argsort(-probs, kind="stable")[:10]
+        return [MoveInfo(int(a), 1, (value + 1) / 2, float(probs[a]), (int(a),)) for a in top if probs[a] > 0]
+
+
+# ------------------------------------------------------------------------------------ search
+
+class SearchPlayer(LocalPlayer):
+    """PUCT search (``search.TreeSearch``) with the tree kept between moves.
+
+    Without a time budget a move runs ``config.num_simulations`` simulations on top of the
+    reused subtree; with one it searches in chunks of that many until the budget is spent or
+    the tree (``config.tree_capacity`` nodes) is full.
+
+    Args:
+      evaluator: ``game -> search.Evaluator`` (e.g. ``search.rollout_evaluator``).
+      params: the evaluator's parameters: ``size -> params`` (None for rollouts).
+      config: the search settings (temperature 0 and no root noise for play).
+      history: boards the states keep (network planes), 0 for plain Go.
+      seed: the search's random seed.
+    """
+
+    can_analyze = True
+
+    def __init__(self, evaluator: Callable[[Game], Callable], params: Callable[[int], Any] | None,
+                 config: SearchConfig, *, name: str = "search", history: int = 0, seed: int = 0):
+        if config.algorithm != "puct":
+            raise ValueError(f"a search player needs algorithm 'puct', got {config.algorithm!r}")
+        super().__init__(name, history)
+        self.config = config
+        self._evaluator, self._params_for = evaluator, params
+        self._key = jax.random.PRNGKey(seed)
+        self.tree = None
+        self._tree_at = None  # (moves played, colour to move) of the tree's root
+
+    def _new_game(self, size, komi, setup, first_player, handicap) -> None:
+        self._params = self._params_for(size) if self._params_for is not None else None
+        super()._new_game(size, komi, setup, first_player, handicap)
+        self.search = _search(self._evaluator, self.pos.game, self.config)
+
+    def _reset(self) -> None:
+        self.tree, self._tree_at = None, None
+
+    def _next_key(self):
+        self._key, k = jax.random.split(self._key)
+        return k
+
+    def _root(self, colour):
+        """The tree to search for ``colour``: the kept one if its root is this position."""
+        if self.tree is not None and self._tree_at == (len(self.pos.moves), colour):
+            return self.tree
+        return self.search.init(_batch1(prepared(self.pos.game, self.pos.state, colour)))
+
+    def _keep(self, tree, colour) -> None:
+        self.tree, self._tree_at = tree, (len(self.pos.moves), colour)
+
+    def _decide(self, colour, seconds) -> Decision:
+        tree = self._root(colour)
+        if seconds is None:
+            tree = self.search.start(self._params, tree, self._next_key())
+            tree = self.search.simulate(self._params, tree, self._next_key(), self.config.num_simulations)
+            out, sims = self.search.result(tree, self._next_key()), self.config.num_simulations
+        else:
+            out, tree, sims = search_for(self.search, self._params, tree, self._next_key(), seconds)
+        self._keep(tree, colour)
+        return Decision(int(out.actions[0]), float((out.root_value[0] + 1) / 2), sims)
+
+    def _play(self, colour: int, action: int) -> None:
+        reuse = self.tree is not None and self._tree_at == (len(self.pos.moves), colour)
+        super()._play(colour, action)
+        if reuse and not bool(self.pos.state.terminal):
+            self._keep(self.search.advance(self.tree, jnp.asarray([action], jnp.int32)), -colour)
+        else:
+            self._reset()
+
+    def analyze(self, colour, report, stop, interval=1.0) -> None:
+        """Search in chunks of ``num_simulations``, reporting the root's moves every ``interval``
+        seconds (and after the first chunk), until ``stop()``; the tree is kept for the next move."""
+        self._require_game()
+        chunk = self.config.num_simulations
+        tree = self.search.start(self._params, self._root(colour), self._next_key())
+        tree = jax.block_until_ready(self.search.simulate(self._params, tree, self._next_key(), chunk))
+        report(tree_analysis(tree))
+        last = time.perf_counter()
+        while not stop():
+            if int(tree.num_nodes[0]) + chunk <= self.search.capacity:
+                tree = jax.block_until_ready(self.search.simulate(self._params, tree, self._next_key(), chunk))
+            else:
+                time.sleep(min(interval, 0.02))  # the tree is full: keep answering, stop searching
+            if time.perf_counter() - last >= interval:
+                report(tree_analysis(tree))
+                last = time.perf_counter()
+        self._keep(tree, colour)
+
+
+def play_search_config(simulations: int, nodes: int | None = None, c_puct: float = 1.25) -> SearchConfig:
+    """Search settings for play: the most visited move, no root noise, room to reuse the tree."""
+    return SearchConfig(num_simulations=simulations, temperature=0.0, dirichlet_fraction=0.0, c_puct=c_puct,
+                        tree_capacity=nodes or 8 * simulations + 1)
+
+
+def mcts_player(simulations: int = 200, *, nodes: int | None = None, c_puct: float = 1.25, seed: int = 0,
+                name: str | None = None) -> SearchPlayer:
+    """Pure Monte Carlo tree search: uniform priors, random playouts to the end of the game."""
+    return SearchPlayer(rollout_evaluator, None, play_search_config(simulations, nodes, c_puct),
+                        name=name or f"mcts{simulations}", seed=seed)
+
+
+def network_player(network: Network, simulations: int = 200, *, nodes: int | None = None, c_puct: float = 1.25,
+                   symmetries: str = "none", seed: int = 0, name: str | None = None) -> SearchPlayer:
+    """A network's policy and value guiding PUCT search (AlphaGo Zero's player)."""
+    evaluator = network_evaluator(network.apply, network.planes, symmetries)
+    return SearchPlayer(lambda game: evaluator, network.variables, play_search_config(simulations, nodes, c_puct),
+                        name=name or f"{network.name}-search{simulations}", history=network.history, seed=seed)

@@ -1,0 +1,114 @@
+"""The arena: a full 9x9 game against the real GNU Go, internal matches, forfeits and resignations."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+
+import numpy as np
+import pytest
+
+from alphago_jax import __version__, sgf
+from alphago_jax.games.base import BLACK, WHITE
+from alphago_jax.play import commands
+from alphago_jax.play.arena import play_one_game, run_match
+from alphago_jax.play.players import RESIGN, Decision, LocalPlayer, RandomPlayer, mcts_player
+from alphago_jax.play.position import play_game
+from alphago_jax.play.registry import make_player
+
+RESULT = r"^(B|W)\+(\d+(\.5)?|R|F)$|^0$"
+
+
+def test_full_game_against_gnugo(gnugo_path, tmp_path):
+    engine = mcts_player(16, nodes=64)
+    with make_player(f"gtp:{gnugo_path} --mode gtp --level 1") as gnugo:
+        match = run_match(engine, gnugo, games=1, size=9, komi=7.5, out_dir=tmp_path, progress=False)
+    (game,) = match.games
+    assert game.black == "mcts16" and game.white.startswith("GNU Go")
+    assert game.how in ("score", "move limit", "resignation") and game.winner in (BLACK, WHITE, 0)
+    assert match.result.games == 1 and match.result.player == "mcts16"
+    assert "| mcts16 | GNU Go" in match.table
+
+    record = sgf.load(game.sgf_path)
+    assert record.size == 9 and record.komi == 7.5 and record.result == game.result
+    assert record.black_name == "mcts16" and record.white_name == game.white
+    assert len(record.moves) == game.moves > 10
+    _, final = sgf.replay(record, play_game(9, 7.5))
+    np.testing.assert_array_equal(np.asarray(final.board), game.final_board)
+    if game.how == "score":  # both passed: the scorer's count is the result
+        assert record.moves[-2:] == ((BLACK, 81), (WHITE, 81)) or record.moves[-2:] == ((WHITE, 81), (BLACK, 81))
+        score = float(play_game(9, 7.5).score(final))
+        assert sgf.result_string(score) == game.result == sgf.result_string(game.score)
+    assert (tmp_path / "results.md").read_text().startswith("# mcts16 vs GNU Go")
+
+
+def test_this_engine_over_gtp_against_gnugo(gnugo_path, monkeypatch):
+    """The ``gtp`` command as an external engine: a GTP client drives it through a whole game."""
+    import jax
+
+    # The engine process shares the tests' compilation cache.
+    monkeypatch.setenv("JAX_COMPILATION_CACHE_DIR", jax.config.jax_compilation_cache_dir)
+    monkeypatch.setenv("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.5")
+    command = f"{shlex.quote(sys.executable)} -m alphago_jax.play.commands gtp --player random:seed=5 --size 9"
+    with make_player(command) as ours, make_player(f"{gnugo_path} --mode gtp --level 1") as gnugo:
+        assert ours.name == f"alphago-jax {__version__}" and ours.can_cleanup
+        pos, game = play_one_game(gnugo, ours, 9, 7.5)
+        assert game.how in ("score", "move limit") and game.moves > 10
+        assert ours.client.send("final_score") == game.result  # the same Tromp-Taylor count
+        np.testing.assert_array_equal(pos.board, game.final_board)
+
+
+def test_internal_match_alternates_colours(tmp_path):
+    a, b = RandomPlayer(seed=1), RandomPlayer(seed=2)
+    seen = []
+    match = run_match(a, b, games=4, size=9, komi=7.5, out_dir=tmp_path, progress=False, on_game=seen.append)
+    assert [g.index for g in match.games] == [1, 2, 3, 4] and seen == list(match.games)
+    assert [g.black for g in match.games] == ["random (1)", "random (2)"] * 2  # same names: told apart
+    r = match.result
+    assert (r.player, r.opponent, r.games) == ("random (1)", "random (2)", 4)
+    wins = sum((g.winner == BLACK) == (g.black == "random (1)") and g.winner != 0 for g in match.games)
+    assert r.wins == wins
+    for g in match.games:
+        assert g.how in ("score", "move limit")
+        assert sgf.load(g.sgf_path).result == g.result
+        assert g.result == sgf.result_string(g.score)
+    assert "| random (1) | random (2) | 4 |" in match.table
+    with pytest.raises(ValueError, match="games must be at least 1"):
+        run_match(a, b, games=0)
+
+
+class Scripted(LocalPlayer):
+    """Plays the given actions in turn, then passes; ``RESIGN`` resigns."""
+
+    def __init__(self, actions, name="scripted"):
+        super().__init__(name)
+        self.actions = list(actions)
+
+    def _decide(self, colour, seconds):
+        i = sum(c == colour for c, _ in self.pos.moves)
+        return Decision(self.actions[i] if i < len(self.actions) else self.pos.pass_action)
+
+
+def test_an_illegal_move_forfeits_and_resignation_ends_the_game():
+    # Scripted players bypass their own check: a move onto an occupied point reaches the arena.
+    class Careless(Scripted):
+        def genmove(self, colour, seconds=None, **kw):
+            return self._decide(colour, seconds)
+
+    pos, game = play_one_game(Scripted([40]), Careless([40]), 9, 7.5)
+    assert (game.result, game.how, game.winner) == ("B+F", "illegal move", BLACK)
+    pos, game = play_one_game(Scripted([40, RESIGN]), Scripted([41]), 9, 7.5)
+    assert (game.result, game.how, game.winner, game.moves) == ("W+R", "resignation", WHITE, 2)
+    pos, game = play_one_game(Scripted([]), Scripted([]), 9, 7.5)  # pass, pass: white by komi
+    assert (game.result, game.how, game.moves) == ("W+7.5", "score", 2)
+
+
+def test_arena_command_line(tmp_path, capsys):
+    out = tmp_path / "match"
+    assert commands.main(["arena", "random:seed=1", "random:seed=2", "--games", "2", "--size", "9",
+                          "--out", str(out), "--no-progress"]) == 0
+    text = capsys.readouterr().out
+    assert "| random (1) | random (2) | 2 |" in text and "game 2: random (2) (B) vs random (1) (W)" in text
+    assert sorted(p.name for p in out.iterdir()) == ["game-001.sgf", "game-002.sgf", "results.md"]
+    assert commands.main(["arena", "random", "alphago"]) == 2
+    assert "not available yet" in capsys.readouterr().err

@@ -1,0 +1,323 @@
+"""The GTP engine: a transcript of every command, fuzzing with malformed input, live analysis."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from alphago_jax import __version__, sgf
+from alphago_jax.games import grid
+from alphago_jax.games.base import BLACK, WHITE
+from alphago_jax.play import commands
+from alphago_jax.play.gtp import GTPEngine, preprocess, serve
+from alphago_jax.play.players import RandomPlayer, mcts_player
+
+ALL_COMMANDS = [
+    "protocol_version", "name", "version", "known_command", "list_commands", "quit", "boardsize", "clear_board",
+    "komi", "play", "genmove", "undo", "showboard", "final_score", "final_status_list", "time_settings",
+    "time_left", "kgs-genmove_cleanup", "fixed_handicap", "place_free_handicap", "set_free_handicap", "loadsgf",
+    "printsgf", "reg_genmove", "lz-analyze",
+]
+MOVE = re.compile(r"= ([A-HJ-T](?:[1-9]|1[0-9])|pass|resign)")
+
+
+@pytest.fixture(scope="session")
+def random_engine():
+    return GTPEngine(RandomPlayer(seed=0), size=9)
+
+
+@pytest.fixture(scope="session")
+def mcts_engine():
+    return GTPEngine(mcts_player(16, nodes=64), size=9)
+
+
+def snapshot(engine: GTPEngine):
+    pos = engine.pos
+    return (pos.size, tuple(pos.moves), pos.setup.tobytes(), pos.first_player, pos.handicap,
+            pos.board.tobytes(), pos.to_play)
+
+
+# --------------------------------------------------------------------------------- transcript
+
+def test_session_transcript(random_engine, tmp_path):
+    e = random_engine
+    h = e.handle
+    assert h("boardsize 9") == "="
+    assert h("protocol_version") == "= 2"
+    assert h("1 name") == "=1 alphago-jax"
+    assert h("2 version") == f"=2 {__version__}"
+    assert h("known_command genmove") == "= true"
+    assert h("known_command lz-analyze") == "= true"
+    assert h("known_command dance") == "= false"
+    assert h("list_commands").split("\n") == ["= protocol_version"] + ALL_COMMANDS[1:]
+    assert h("boardsize 0") == "? unacceptable size"
+    assert h("boardsize 20") == "? unacceptable size"
+    assert h("boardsize nine") == "? syntax error: size must be an integer, got 'nine'"
+    assert h("clear_board") == "="
+    assert h("komi 6.5") == "="
+    assert h("komi lots") == "? syntax error: komi must be a number, got 'lots'"
+    assert h("play b D4") == "="
+    assert h("play w D4") == "? illegal move"
+    assert h("play w Z4") == "? syntax error: invalid vertex 'Z4'"
+    assert h("play purple E5") == "? syntax error: invalid colour 'purple'"
+    assert h("play w") == "? syntax error: usage: play COLOUR VERTEX"
+    assert h("3 play white E5") == "=3"
+    assert h("final_score") == "= W+6.5"  # Tromp-Taylor: one stone each, the rest neutral
+    assert h("final_status_list alive") == "= E5 D4"
+    assert h("final_status_list dead") == "="
+    assert h("final_status_list seki") == "="
+    assert h("final_status_list wobbly").startswith("? syntax error")
+    board = h("showboard")
+    assert board.startswith("= \n   A B C D E F G H J\n 9 . . . . . . . . .")
+    assert " 5 . . . .(O). . . ." in board and " 4 . . . X . . . . ." in board
+    assert "Black to play; move 2; komi 6.5" in board
+
+    before = len(e.pos.moves)
+    assert MOVE.fullmatch(h("reg_genmove b"))
+    assert len(e.pos.moves) == before  # reg_genmove does not play
+    reply = h("genmove b")
+    assert MOVE.fullmatch(reply) and len(e.pos.moves) == before + 1
+    assert e.pos.moves[-1][0] == BLACK
+    assert h("undo") == "="
+    assert h("undo extra") == "? syntax error: unexpected argument 'extra'"
+    assert len(e.pos.moves) == before
+    assert MOVE.fullmatch(h("kgs-genmove_cleanup b"))
+    assert h("undo") == "="
+
+    assert h("time_settings 300 30 5") == "="
+    assert h("time_settings 300 30") == "? syntax error: usage: time_settings MAIN_TIME BYO_YOMI_TIME BYO_YOMI_STONES"
+    assert h("time_left white 120 0") == "="
+    assert h("time_left white soon 0") == "? syntax error: time must be an integer, got 'soon'"
+    assert e.clock.left[WHITE] == (120.0, 0) and e.clock.budget(WHITE, 79) > 0
+    assert MOVE.fullmatch(h("genmove w"))
+    assert h("undo") == "="
+    assert h("time_settings 0 1 0") == "=" and e.clock.unlimited  # GTP: no time limit
+
+    text = h("printsgf")
+    assert text.startswith("= (;FF[4]") and "KM[6.5]" in text and ";B[df];W[ee]" in text
+    path = tmp_path / "game.sgf"
+    assert h(f"printsgf {path}") == "="
+    assert sgf.load(path).moves == ((BLACK, grid.from_vertex("D4", 9)), (WHITE, grid.from_vertex("E5", 9)))
+    assert h("printsgf /no/such/dir/x.sgf").startswith("? cannot save file")
+    assert h(f"loadsgf {path} 2") == "="  # the position before move 2
+    assert e.pos.moves == [(BLACK, grid.from_vertex("D4", 9))] and e.pos.to_play == WHITE
+    assert h(f"loadsgf {path}") == "=" and len(e.pos.moves) == 2
+    assert h("loadsgf /no/such.sgf").startswith("? cannot load file")
+    assert h(f"loadsgf {path} zero").startswith("? syntax error")
+    assert len(e.pos.moves) == 2
+
+    assert h("fixed_handicap 2") == "? board not empty"
+    assert h("clear_board") == "="
+    assert h("fixed_handicap 10") == "? invalid number of stones"
+    assert h("fixed_handicap 2") == "= C3 G7"
+    assert e.pos.to_play == WHITE and e.pos.handicap == 2
+    assert h("place_free_handicap 3") == "? board not empty"
+    assert h("clear_board") == "="
+    assert h("place_free_handicap 1") == "? invalid number of stones"
+    assert h("place_free_handicap 5") == "= C3 G7 C7 G3 E5"
+    assert h("clear_board") == "="
+    assert h("set_free_handicap C3 C3").startswith("? bad vertex list")
+    assert h("set_free_handicap C3").startswith("? bad vertex list")
+    assert h("set_free_handicap C3 X9").startswith("? bad vertex list")
+    assert h("set_free_handicap D4 F6 pass").startswith("? bad vertex list")
+    assert h("set_free_handicap D4 F6") == "="
+    assert sorted(np.flatnonzero(e.pos.board)) == sorted(grid.from_vertex(x, 9) for x in ("D4", "F6"))
+    assert "AB[df][fd]" in h("printsgf") and "HA[2]" in h("printsgf")
+
+    assert h("play w pass") == "=" and h("play b pass") == "="
+    assert h("final_score") == "= B+74.5"  # two black stones own the empty board: 81 - 0 - 6.5
+    assert "RE[B+74.5]" in h("printsgf")
+    assert h("play w E5") == "="  # play goes on after two passes
+
+    analysis = h("lz-analyze 10")
+    assert analysis.startswith("=\ninfo move ") and " order 0 pv " in analysis
+    assert h("dance") == "? unknown command"
+    assert h("7 dance") == "?7 unknown command"
+    assert h("   # only a comment") is None and h("") is None
+    assert h("8 protocol_version # with a comment") == "=8 2"
+    assert h("\tname\t") == "= alphago-jax"
+    assert h("quit") == "=" and e.quit
+    e.quit = False
+
+
+def test_preprocess_follows_the_specification():
+    assert preprocess("1 \x01pla\x7fy b\tD4 # comment") == "1 play b D4"
+    assert preprocess("\r\n") == "" and preprocess("# all comment") == ""
+
+
+# -------------------------------------------------------------------------------------- fuzz
+
+COMMAND_WORDS = ALL_COMMANDS[:-1] + ["PLAY", "Genmove", "undo2", "play_", "", "-1", "list-commands"]
+COLOURS = ["b", "w", "B", "White", "black", "x", "bw", "", "0", "é"]
+VERTICES = ["D4", "d4", "J9", "A1", "pass", "PASS", "resign", "I5", "Z9", "A0", "A10", "T19", "4D", "D", "D-1",
+            "D4.5", "ＤＤ", "tt", "j9", "A01"]
+NUMBERS = ["0", "1", "9", "20", "-3", "+9", "4294967297", "99999999999999999999", "3.5", "1e3", "nan", "inf",
+           "-inf", "0x10", "٣", "1_000", "", "-0"]
+word = st.one_of(st.sampled_from(COLOURS), st.sampled_from(VERTICES), st.sampled_from(NUMBERS),
+                 st.text(max_size=12), st.binary(max_size=12).map(lambda b: b.decode("latin-1")))
+structured = st.builds(
+    lambda ident, command, args, comment, sep: sep.join(
+        ([ident] if ident else []) + [command] + args) + comment,
+    st.one_of(st.just(""), st.integers(0, 10**12).map(str), st.sampled_from(["-1", "1.5", "x1"])),
+    st.sampled_from(COMMAND_WORDS),
+    st.lists(word, max_size=4),
+    st.sampled_from(["", " # note", "#", "\r", "\x00"]),
+    st.sampled_from([" ", "\t", "  ", " \x01 "]),
+)
+line = st.one_of(
+    structured,
+    st.text(max_size=60),
+    st.binary(max_size=60).map(lambda b: b.decode("latin-1")),
+    st.text(min_size=2000, max_size=5000),  # very long lines
+    st.sampled_from(["", " ", "\t", "#", "\x00\x00", "\n", "\ufffd"]),
+)
+
+
+@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=line)
+def test_fuzz_never_crashes_or_changes_the_position_on_failure(random_engine, tmp_path_factory, text):
+    e = random_engine
+    if e.pos.size != 9:
+        e.handle("boardsize 9")
+    before = snapshot(e)
+    cwd = os.getcwd()
+    os.chdir(tmp_path_factory.getbasetemp())  # where printsgf FILENAME writes
+    try:
+        reply = e.handle(text)
+    finally:
+        os.chdir(cwd)
+        e.quit = False
+    if reply is None:
+        assert preprocess(text) == ""
+        return
+    m = re.match(r"([=?])([0-9]*)(?: |\n|$)", reply)
+    assert m, reply
+    words = preprocess(text).split()
+    assert m.group(2) == (words[0] if re.fullmatch(r"[0-9]+", words[0]) else "")
+    assert "\n\n" not in reply
+    if m.group(1) == "?":
+        assert len(reply) > len(m.group(0)) + 1  # a reason is given
+        assert snapshot(e) == before
+    REPLIES[m.group(1)] = REPLIES.get(m.group(1), 0) + 1
+
+
+REPLIES: dict[str, int] = {}
+
+
+def test_fuzz_saw_both_answers():
+    """The fuzz above met both malformed lines (``?``) and valid ones (``=``)."""
+    if not REPLIES:
+        pytest.skip("the fuzz test did not run")
+    assert REPLIES.get("?", 0) > 1000 and REPLIES.get("=", 0) > 50, REPLIES
+
+
+@settings(max_examples=300, deadline=None)
+@given(points=st.lists(st.integers(0, 81), min_size=1, max_size=30), pick=st.integers(0, 10**6),
+       colour=st.sampled_from(["b", "w", "black", "WHITE"]))
+def test_illegal_moves_fail_and_change_nothing(random_engine, points, pick, colour):
+    e = random_engine
+    e.handle("boardsize 9")
+    for p in points:
+        e.handle(f"play {'b' if e.pos.to_play == BLACK else 'w'} {grid.to_vertex(p, 9)}")
+    stones = np.flatnonzero(e.pos.board)
+    if not stones.size:
+        return
+    point = int(stones[pick % stones.size])
+    before = snapshot(e)
+    assert e.handle(f"play {colour} {grid.to_vertex(point, 9)}") == "? illegal move"
+    assert snapshot(e) == before
+
+
+# ---------------------------------------------------------------------------------- analysis
+
+def test_lz_analyze_answers_with_info_lines(mcts_engine):
+    e = mcts_engine
+    e.handle("clear_board")
+    reply = e.handle("lz-analyze b 5")
+    assert reply.startswith("=\ninfo move ")
+    first = reply.split("\n")[1]
+    fields = re.findall(r"info move (\S+) visits (\d+) winrate (\d+) prior (\d+) order (\d+) pv ([A-Z0-9 a-z]+?)"
+                        r"(?= info|$)", first)
+    assert fields and [int(f[4]) for f in fields] == list(range(len(fields)))
+    assert all(0 <= int(f[2]) <= 10000 and f[5].split()[0] == f[0] for f in fields)
+    assert e.handle("lz-analyze interval 20") .startswith("=\ninfo move ")
+    assert e.handle("lz-analyze purple") == "? syntax error: invalid colour 'purple'"
+    assert e.handle("lz-analyze b 10 extra") == "? syntax error: unexpected argument 'extra'"
+    assert e.handle("lz-analyze w 10 minmoves 3").startswith("=\ninfo move ")
+    assert e.handle("lz-analyze interval") == "? syntax error: interval needs a number"
+
+
+class Sink:
+    def __init__(self):
+        self.parts, self.lock = [], threading.Lock()
+
+    def write(self, text):
+        with self.lock:
+            self.parts.append(text)
+
+    def flush(self):
+        pass
+
+    def text(self):
+        with self.lock:
+            return "".join(self.parts)
+
+
+def wait_for(sink: Sink, needle: str, timeout: float = 120.0) -> str:
+    end = time.time() + timeout
+    while needle not in sink.text():
+        assert time.time() < end, f"no {needle!r} in {sink.text()!r}"
+        time.sleep(0.01)
+    return sink.text()
+
+
+def test_lz_analyze_streams_until_the_next_line(mcts_engine):
+    e = mcts_engine
+    e.handle("clear_board")
+    r, w = os.pipe()
+    sink = Sink()
+    with os.fdopen(r, "rb") as stdin, os.fdopen(w, "wb", buffering=0) as feed:
+        server = threading.Thread(target=serve, args=(e, stdin, sink))
+        server.start()
+        feed.write(b"5 lz-analyze 1\n")
+        wait_for(sink, "info move")
+        time.sleep(0.3)  # several updates at a 10 ms interval
+        feed.write(b"name\n")
+        wait_for(sink, "= alphago-jax\n\n")
+        feed.write(b"quit\n")
+        server.join(timeout=60)
+    assert not server.is_alive()
+    text = sink.text()
+    head, rest = text.split("\n", 1)
+    assert head == "=5"
+    analysis, after = rest.split("\n\n", 1)
+    lines = analysis.split("\n")
+    assert len(lines) >= 2 and all(x.startswith("info move ") for x in lines)
+    assert after == "= alphago-jax\n\n=\n\n"
+    e.quit = False
+
+
+def test_serve_reads_bytes_and_stops_at_the_end_of_input(random_engine):
+    sink = Sink()
+    data = b"\xff\xfe\x00garbage\n1 name\n\x00\x01\n\n# comment\nboardsize\t9\nplay b \xc3\xa9\n"
+    assert serve(random_engine, io.BytesIO(data), sink) == 0
+    assert sink.text() == ("? unknown command\n\n=1 alphago-jax\n\n=\n\n"
+                           "? syntax error: invalid vertex '\u00e9'\n\n")
+
+
+def test_gtp_command_line(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"boardsize 9\nname\nplay b E5\ngenmove w\nquit\n")))
+    assert commands.main(["gtp", "--player", "random", "--size", "9"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("=\n\n= alphago-jax\n\n=\n\n= ") and out.endswith("\n\n=\n\n")
+    assert commands.main(["gtp", "--player", "nosuch"]) == 2
+    assert "unknown player 'nosuch'" in capsys.readouterr().err

@@ -46,3 +46,18 @@ def test_experiment_smoke_mode(script, row, monkeypatch, capsys, request):
     monkeypatch.setattr(sys, "argv", [script, "--smoke"])
     runpy.run_path(str(ROOT / "experiments" / script), run_name="__main__")
     assert row in capsys.readouterr().out
+
+
+def test_gnugo_dataset_smoke(gnugo_path, tmp_path, monkeypatch, capsys):
+    out = tmp_path / "games"
+    monkeypatch.setattr(sys, "argv", ["make_gnugo_dataset.py", "--smoke", "--out", str(out)])
+    runpy.run_path(str(ROOT / "experiments" / "make_gnugo_dataset.py"), run_name="__main__")
+    assert "2 games in" in capsys.readouterr().out
+    from alphago_jax import sgf
+    from alphago_jax.train.dataset import build_dataset
+
+    for path in sorted(out.glob("*.sgf")):
+        record = sgf.load(path)
+        assert record.size == 5 and record.result and record.moves
+    report = build_dataset([out], tmp_path / "positions", size=5, progress=False)
+    assert report.kept == 2 and not report.skipped

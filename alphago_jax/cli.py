@@ -40,6 +40,80 @@ def _demo(args) -> int:
     return 0
 
 
+def _train(args) -> int:
+    from alphago_jax.train import zero
+
+    # Before anything touches JAX: multi-host runs start the distributed runtime first.
+    zero.initialize_distributed(True if args.distributed else None)
+    overrides = dict(_setting(text) for text in args.set)
+    for name in ("iterations", "seed"):
+        if getattr(args, name) is not None:
+            overrides[name] = str(getattr(args, name))
+    saved = zero.saved_config(args.out) if args.resume else None
+    if saved is not None and args.preset is None:
+        config = saved  # resume with the run's own settings (plus --iterations to extend it)
+    else:
+        name = args.preset or zero.DEFAULT_PRESET
+        if name not in zero.PRESETS:
+            raise ValueError(f"unknown preset {name!r}; known: {', '.join(zero.PRESETS)}")
+        config = zero.PRESETS[name]
+    config = zero.with_overrides(config, overrides)
+    import jax
+
+    say = print if jax.process_index() == 0 else (lambda *a, **k: None)  # one voice on many hosts
+    say(f"AlphaGo Zero on {config.board_size}x{config.board_size} Go: {config.iterations} iterations, "
+          f"{config.selfplay_batch} games x {config.selfplay_moves} moves of self-play and {config.train_steps} "
+          f"training steps each, on {jax.device_count()} {jax.devices()[0].platform.upper()} device(s); "
+          f"writing to {args.out}" + (" (resuming)" if saved is not None else ""))
+    t0 = time.perf_counter()
+    result = zero.train(config, args.out, resume=args.resume, progress=not args.no_progress, distributed=False)
+    say(f"finished {result.iterations} iterations ({result.train_steps} training steps) in "
+        f"{time.perf_counter() - t0:.0f} s")
+    say(f"checkpoint:  {result.checkpoint}")
+    say(f"metrics:     {result.metrics}")
+    if result.plot is not None:
+        say(f"plots:       {result.plot}")
+    if result.sample_game is not None:
+        say(f"sample game: {result.sample_game}")
+    return 0
+
+
+def _setting(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise ValueError(f"--set takes NAME=VALUE, got {text!r}")
+    return name.strip(), value.strip()
+
+
+def _plot(args) -> int:
+    from alphago_jax.train import zero
+
+    print(f"plots: {zero.plot_run(args.run_dir)}")
+    return 0
+
+
+def _dataset_build(args) -> int:
+    from alphago_jax.train.dataset import build_dataset
+
+    report = build_dataset(args.sources, args.out, size=args.size, shard_size=args.shard_size,
+                           held_out=args.held_out)
+    print(report.summary())
+    print(f"shards and manifest.json (every skipped file with its reason) in {args.out}")
+    return 0
+
+
+def _add_dataset_command(sub) -> None:
+    dataset = sub.add_parser("dataset", help="position datasets from SGF game records")
+    actions = dataset.add_subparsers(dest="action", required=True)
+    build = actions.add_parser("build", help="SGF files, directories, .zip / .tar.gz archives -> sharded positions")
+    build.add_argument("sources", nargs="+", help="directories, .sgf files and archives")
+    build.add_argument("--out", required=True, help="an empty directory for the shards")
+    build.add_argument("--size", type=int, default=19, help="board size kept (default 19; others are skipped)")
+    build.add_argument("--shard-size", type=int, default=65536, help="positions per shard (default 65536)")
+    build.add_argument("--held-out", type=float, default=0.05, help="fraction of games held out (default 0.05)")
+    build.set_defaults(run=_dataset_build)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="alphago-jax", description="AlphaGo, AlphaGo Zero, GRAVE and MCPS as batched JAX functions.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -49,6 +123,32 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--komi", type=float, default=7.5, help="points given to white (default 7.5)")
     demo.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     demo.set_defaults(run=_demo)
+
+    train = sub.add_parser(
+        "train", help="AlphaGo Zero: self-play, training, evaluation, checkpoints",
+        description="Train an AlphaGo Zero agent by self-play. The default preset, tiny, learns 5x5 Go "
+                    "on a laptop CPU in under 10 minutes. A killed run continues with --resume. Every "
+                    "device JAX sees is used (data parallel); for several hosts add --distributed.")
+    train.add_argument("--preset", default=None, help="tiny (default), smoke, 9x9 or 19x19")
+    train.add_argument("--out", default="runs/zero", help="output directory (default runs/zero)")
+    train.add_argument("--resume", action="store_true",
+                       help="continue the run in --out from its latest checkpoint (with its own settings)")
+    train.add_argument("--iterations", type=int, default=None, help="iterations in all (default: the preset's)")
+    train.add_argument("--seed", type=int, default=None, help="random seed (default: the preset's)")
+    train.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                       help="override a setting, e.g. --set num_simulations=32 --set optimizer.learning_rate=0.01")
+    train.add_argument("--no-progress", action="store_true", help="no progress bar")
+    train.add_argument("--distributed", action="store_true",
+                       help="multi-host: call jax.distributed.initialize() first (also ALPHAGO_JAX_DISTRIBUTED=1)")
+    train.set_defaults(run=_train)
+
+    plot = sub.add_parser("plot", help="draw a training run's loss, win-rate and Elo curves to PNG")
+    plot.add_argument("run_dir", help="the --out directory of a training run")
+    plot.set_defaults(run=_plot)
+    from alphago_jax.play.commands import add_commands  # gtp, arena, play
+
+    add_commands(sub)
+    _add_dataset_command(sub)
     return parser
 
 

@@ -14,9 +14,15 @@
 - ``evaluation``: win rates with Wilson intervals and Elo differences (``MatchResult``,
   ``format_table``).
 - ``metrics``: ``RunLogger`` (CSV, optionally TensorBoard) and ``plot_metrics`` (PNG curves).
+- ``selfplay``: the jitted game loops: batched self-play into the replay buffer (``SelfPlay``,
+  ``selfplay_move``, ``selfplay``) and matches with colours alternating (``play_match``).
+- ``zero``: AlphaGo Zero's main job (``ZeroConfig``, ``PRESETS``, ``train``): self-play,
+  training, evaluation, checkpoints that survive a kill, data parallel over all devices; the
+  ``alphago-jax train`` command. Import it as ``from alphago_jax.train import zero``.
 
 Layer: training sits at the end of the data flow (games -> features -> nets -> search ->
-train); these modules import only ``features`` and ``nets`` from the package.
+train); ``selfplay`` and ``zero`` also use ``games``, ``search`` and ``sgf``, the other modules
+only ``features`` and ``nets``.
 """
 
 from alphago_jax.train.checkpoint import Checkpointer, CheckpointError, Restored

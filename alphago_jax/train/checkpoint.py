@@ -91,11 +91,20 @@ def _key_names(path) -> list[str]:
     return [str(getattr(k, "key", getattr(k, "name", getattr(k, "idx", k)))) for k in path]
 
 
+def _host_value(x) -> np.ndarray:
+    """The whole array on this host; an array split over several processes is gathered."""
+    if isinstance(x, jax.Array) and not x.is_fully_addressable:
+        from jax.experimental import multihost_utils
+
+        return np.asarray(multihost_utils.process_allgather(x, tiled=True))
+    return np.asarray(x)
+
+
 def _checksums(tree) -> list[list]:
     """[[key names, CRC-32 of the leaf's bytes], ...]. Orbax's zstd chunks carry no checksum:
     without this, a damaged data file can restore as different numbers without any error."""
     return [
-        [_key_names(path), zlib.crc32(np.ascontiguousarray(np.asarray(x)).reshape(-1).view(np.uint8))]
+        [_key_names(path), zlib.crc32(np.ascontiguousarray(_host_value(x)).reshape(-1).view(np.uint8))]
         for path, x in jax.tree_util.tree_leaves_with_path(tree)
     ]
 

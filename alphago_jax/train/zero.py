@@ -1,0 +1,758 @@
+"""AlphaGo Zero's main job: self-play, training, evaluation and checkpoints in one loop.
+
+One iteration of ``train(config, out_dir)``::
+
+    self-play   config.selfplay_moves searched moves of config.selfplay_batch games, in one
+                jitted call (lax.scan over moves); finished games go to the replay buffer
+    training    config.train_steps steps of train_step on batches sampled from the buffer,
+                8-fold random symmetry augmentation
+    evaluation  at the start, every config.eval_interval iterations and at the end: the
+                network's search (temperature 0, no noise) against uniform random play,
+                against pure-rollout MCTS and against the best network so far
+    logging     one row of metrics.csv (RunLogger) per iteration
+    checkpoint  the whole run state (Checkpointer, kind "zero")
+
+The game loops are in ``train.selfplay``. Self-play draws moves from the visit counts for the
+first ``temperature_moves`` moves of a game, then plays the most visited move; Dirichlet noise
+is on every root. Win rates come with a 95% Wilson interval and an Elo difference
+(``evaluation.MatchResult``). Self-play always uses the latest network; the "best" network is
+replaced by the latest when the latest scores at least ``config.gate`` against it (AlphaGo
+Zero's 55% gate), and ``best_elo`` adds up the Elo gains of those replacements (the best
+network's rating over the initial one).
+
+Checkpoints hold the network (params, batch statistics), the optimizer state, the step, the
+replay buffer, the self-play games in flight with their trajectories, the best network, the PRNG
+key and the iteration: a resumed run continues the same games and draws the same random numbers,
+so it reproduces the run that was not interrupted. One checkpoint per iteration; the metrics
+rows past the checkpoint resumed from are dropped and logged again.
+
+Data parallelism: the games are split into ``workers`` groups, each with its own share of the
+self-play batch, its own replay shard (``replay_capacity / workers`` positions, fed by its own
+games) and its own random stream, and a training batch takes ``train_batch / workers`` examples
+from each shard. Workers are laid out over a 1-D mesh of all ``jax.devices()``
+(``learner.make_mesh``), several per device if there are more workers than devices. Self-play
+and matches run under ``jax.shard_map``: each device plays its own games with no communication
+(a search is many small ``while_loop``s; over a globally sharded batch every loop test would be a
+collective). Training is one ``jax.jit`` over the global batch with replicated parameters: XLA
+all-reduces the gradients and batch-norm statistics. The results depend on the number of
+workers, not on the number of devices (up to floating-point summation order): fix ``workers`` to
+compare device counts (the ``smoke`` preset has 4); the default is one per device. For several
+hosts (a TPU pod, multi-node GPUs) call ``jax.distributed.initialize()`` before anything touches
+JAX: ``train(..., distributed=True)``, the CLI's ``--distributed`` or ``ALPHAGO_JAX_DISTRIBUTED=1``.
+
+Layout of ``out_dir``: ``checkpoints/<iteration>/``, ``metrics.csv``, ``tb/`` (TensorBoard, with
+tensorboardX installed), ``metrics.png``, ``sample.sgf`` (the first game of the last evaluation
+against pure MCTS).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import os
+import pathlib
+import time
+from typing import Any, Callable, Mapping, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import NamedSharding, PartitionSpec
+
+from alphago_jax import features, games, nets, sgf
+from alphago_jax.games.history import WithHistory
+from alphago_jax.search import SearchConfig, make_search, network_evaluator, rollout_evaluator
+from alphago_jax.train import learner, replay
+from alphago_jax.train.checkpoint import Checkpointer, CheckpointError
+from alphago_jax.train.evaluation import MatchResult
+from alphago_jax.train.learner import OptimizerConfig, TrainState
+from alphago_jax.train.metrics import RunLogger, plot_metrics, read_metrics
+from alphago_jax.train.selfplay import (
+    STAT_NAMES,
+    MatchOutput,
+    inner_mover,
+    play_match,
+    random_mover,
+    search_mover,
+    selfplay,
+    selfplay_init,
+)
+
+KIND = "zero"
+"""The ``kind`` of this job's checkpoints."""
+
+DISTRIBUTED_ENV = "ALPHAGO_JAX_DISTRIBUTED"
+"""Environment variable: set to 1 to call ``jax.distributed.initialize()`` (multi-host runs)."""
+
+PLOT_PANELS = (
+    ("loss", "policy_loss", "value_loss"),
+    ("win_random", "win_mcts", "win_best"),
+    ("elo_random", "elo_mcts", "best_elo"),
+)
+"""The panels of ``metrics.png`` (columns of ``metrics.csv``)."""
+
+_SYMMETRIES = ("none", "random", "all")
+
+
+# ----------------------------------------------------------------------------- configuration
+
+@dataclasses.dataclass(frozen=True)
+class ZeroConfig:
+    """Everything that defines a run (frozen, hashable; saved with every checkpoint).
+
+    Game: ``board_size`` x ``board_size`` Go, ``komi``, ``max_moves`` (default Go's
+    ``2 * size * size``: a game never lasts longer, which bounds the trajectories).
+
+    Network: ``DualResNet(blocks, filters, value_hidden)`` on AlphaGo Zero's 17 planes.
+
+    Self-play: ``selfplay_batch`` games in flight, ``selfplay_moves`` moves of each per iteration,
+    ``num_simulations`` PUCT simulations per move with ``c_puct``, root Dirichlet noise
+    (``dirichlet_alpha``, ``dirichlet_fraction``), moves drawn from the visit counts for the first
+    ``temperature_moves`` moves of a game; the network is evaluated under ``symmetries``
+    (``"random"``: one random board symmetry per position, as in the paper).
+
+    Training: a replay buffer of the last ``replay_capacity`` positions; once it holds
+    ``min_replay`` positions, ``train_steps`` steps per iteration on batches of ``train_batch``
+    with ``optimizer``.
+
+    Parallelism: ``workers`` groups of games, each with its own replay shard and random stream
+    (see the module docstring); None: one per device. The batch sizes, the capacity and
+    ``eval_games / 2`` must be multiples of it, and it a multiple of the number of devices.
+
+    Evaluation: ``eval_games`` games (half with each colour) against each opponent at the start,
+    every ``eval_interval`` iterations (0: only at the start and the end) and after the last
+    iteration; the network searches with ``eval_simulations``; the pure-MCTS baseline with
+    ``baseline_simulations`` random playouts per move. ``gate``: the score the latest network
+    needs against the best one to become the best (None: no match against the best).
+    ``eval_games = 0`` turns evaluation off.
+
+    Run: ``iterations``, ``keep`` (checkpoints kept), ``seed``.
+    """
+
+    board_size: int = 5
+    komi: float = 0.5
+    max_moves: int | None = None
+    blocks: int = 2
+    filters: int = 32
+    value_hidden: int = 32
+    num_simulations: int = 16
+    c_puct: float = 1.25
+    dirichlet_alpha: float = 0.5
+    dirichlet_fraction: float = 0.25
+    temperature_moves: int = 8
+    symmetries: str = "random"
+    selfplay_batch: int = 64
+    selfplay_moves: int = 32
+    replay_capacity: int = 16384
+    min_replay: int = 1024
+    train_batch: int = 128
+    train_steps: int = 64
+    optimizer: OptimizerConfig = OptimizerConfig(kind="adamw", learning_rate=2e-3, weight_decay=1e-4)
+    workers: int | None = None
+    iterations: int = 30
+    eval_interval: int = 5
+    eval_games: int = 64
+    eval_simulations: int = 16
+    baseline_simulations: int = 32
+    gate: float | None = 0.55
+    keep: int = 2
+    seed: int = 0
+
+    def __post_init__(self):
+        def bad(name, why):
+            raise ValueError(f"ZeroConfig.{name} {why}, got {getattr(self, name)!r}")
+
+        def integer(name, low):
+            x = getattr(self, name)
+            if not isinstance(x, (int, np.integer)) or isinstance(x, bool) or x < low:
+                bad(name, f"must be an int >= {low}")
+
+        games.make("go", size=self.board_size, komi=self.komi, max_moves=self.max_moves)  # validates the game
+        for name in ("blocks", "temperature_moves", "min_replay", "eval_interval", "eval_games", "seed"):
+            integer(name, 0)
+        for name in ("filters", "value_hidden", "num_simulations", "selfplay_batch", "selfplay_moves",
+                     "replay_capacity", "train_batch", "train_steps", "iterations", "eval_simulations",
+                     "baseline_simulations", "keep"):
+            integer(name, 1)
+        if self.symmetries not in _SYMMETRIES:
+            bad("symmetries", f"must be one of {_SYMMETRIES}")
+        if not 0 <= self.dirichlet_fraction <= 1 or self.dirichlet_alpha <= 0:
+            bad("dirichlet_fraction", "must be in [0, 1] with dirichlet_alpha > 0")
+        if self.c_puct <= 0:
+            bad("c_puct", "must be > 0")
+        if self.eval_games % 2:
+            bad("eval_games", "must be even (each opening is played with both colours)")
+        if self.gate is not None and not 0 < self.gate <= 1:
+            bad("gate", "must be None or in (0, 1]")
+        if self.workers is not None:
+            integer("workers", 1)
+            for name in ("selfplay_batch", "replay_capacity", "train_batch"):
+                if getattr(self, name) % self.workers:
+                    bad(name, f"must be a multiple of workers ({self.workers})")
+            if (self.eval_games // 2) % self.workers:
+                bad("eval_games", f"must be a multiple of 2 * workers ({2 * self.workers})")
+        if self.min_replay > self.replay_capacity:
+            bad("min_replay", f"must be at most replay_capacity ({self.replay_capacity})")
+        if not isinstance(self.optimizer, OptimizerConfig):
+            bad("optimizer", "must be an OptimizerConfig")
+
+    # -- derived objects ---------------------------------------------------------------------
+
+    @property
+    def game(self) -> WithHistory:
+        """Go with the last 8 boards kept in the state (what the 17 planes need)."""
+        return WithHistory(games.make("go", size=self.board_size, komi=self.komi, max_moves=self.max_moves), boards=8)
+
+    @property
+    def net(self) -> nets.DualResNet:
+        return nets.DualResNet(in_planes=features.zero.NUM_PLANES, blocks=self.blocks, filters=self.filters,
+                               value_hidden=self.value_hidden)
+
+    @property
+    def selfplay_search(self) -> SearchConfig:
+        return SearchConfig(num_simulations=self.num_simulations, c_puct=self.c_puct,
+                            dirichlet_alpha=self.dirichlet_alpha, dirichlet_fraction=self.dirichlet_fraction,
+                            temperature=1.0, temperature_moves=self.temperature_moves)
+
+    @property
+    def eval_search(self) -> SearchConfig:
+        return SearchConfig(num_simulations=self.eval_simulations, c_puct=self.c_puct, dirichlet_fraction=0.0,
+                            temperature=0.0)
+
+    @property
+    def baseline_search(self) -> SearchConfig:
+        return SearchConfig(num_simulations=self.baseline_simulations, dirichlet_fraction=0.0, temperature=0.0)
+
+    # -- dictionaries (checkpoint metadata, command-line overrides) ---------------------------
+
+    def to_dict(self) -> dict:
+        """JSON-able: nested dicts of numbers, strings, None and lists."""
+        return json.loads(json.dumps(dataclasses.asdict(self)))
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "ZeroConfig":
+        """The inverse of ``to_dict``; unknown keys raise ValueError naming them."""
+        d = dict(d)
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise ValueError(f"unknown ZeroConfig fields {unknown}; known: {sorted(known)}")
+        if isinstance(d.get("optimizer"), Mapping):
+            opt = dict(d["optimizer"])
+            fields = {f.name for f in dataclasses.fields(OptimizerConfig)}
+            if set(opt) - fields:
+                raise ValueError(f"unknown OptimizerConfig fields {sorted(set(opt) - fields)}; known: {sorted(fields)}")
+            d["optimizer"] = OptimizerConfig(**opt)
+        return cls(**d)
+
+
+PRESETS: dict[str, ZeroConfig] = {
+    # The default: 5x5 Go on a 2-core CPU in under 10 minutes.
+    "tiny": ZeroConfig(),
+    # The smallest run that exercises every part (tests, CI): seconds once compiled.
+    "smoke": ZeroConfig(
+        board_size=5, max_moves=16, blocks=1, filters=8, value_hidden=8, num_simulations=4,
+        temperature_moves=4, selfplay_batch=8, selfplay_moves=16, replay_capacity=1024, min_replay=32,
+        train_batch=16, train_steps=4, workers=4, iterations=3, eval_interval=0, eval_games=8,
+        eval_simulations=4, baseline_simulations=4, keep=2),
+    # One accelerator, hours.
+    "9x9": ZeroConfig(
+        board_size=9, komi=7.5, blocks=6, filters=64, value_hidden=64, num_simulations=128,
+        dirichlet_alpha=0.3, temperature_moves=16, selfplay_batch=512, selfplay_moves=64,
+        replay_capacity=500_000, min_replay=20_000, train_batch=512, train_steps=256,
+        optimizer=OptimizerConfig(kind="sgd", learning_rate=2e-2, momentum=0.9, weight_decay=1e-4,
+                                  schedule="piecewise", boundaries=(100_000, 200_000)),
+        iterations=1000, eval_interval=25, eval_games=128, eval_simulations=128, baseline_simulations=1000),
+    # The paper's 20-block network and search on a pod (days). Device memory: the games'
+    # trajectories take 5.5 MB per game (5.6 GB), the replay buffer 7.5 GB, split over devices.
+    "19x19": ZeroConfig(
+        board_size=19, komi=7.5, blocks=19, filters=256, value_hidden=256, num_simulations=800,
+        dirichlet_alpha=0.03, temperature_moves=30, selfplay_batch=1024, selfplay_moves=128,
+        replay_capacity=1_000_000, min_replay=100_000, train_batch=2048, train_steps=1000,
+        optimizer=OptimizerConfig.alphago_zero(scale=0.25), iterations=1000, eval_interval=10,
+        eval_games=256, eval_simulations=800, baseline_simulations=10_000),
+}
+DEFAULT_PRESET = "tiny"
+
+
+def _parse_value(text: str, current: Any) -> Any:
+    """A command-line value: JSON (numbers, true/false, null, lists) or, failing that, text."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return text
+    if isinstance(current, float) and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(current, tuple) and isinstance(value, list):
+        return tuple(value)
+    return value
+
+
+def with_overrides(config: ZeroConfig, overrides: Mapping[str, str]) -> ZeroConfig:
+    """``config`` with fields replaced from ``{"name": "text"}`` (``"optimizer.name"`` for the
+    optimizer's fields); values are parsed as JSON, else taken as text. ValueError on unknown
+    names or invalid values."""
+    top, opt = {}, {}
+    for name, text in overrides.items():
+        if name.startswith("optimizer."):
+            field = name.split(".", 1)[1]
+            if field not in {f.name for f in dataclasses.fields(OptimizerConfig)}:
+                raise ValueError(f"unknown optimizer setting {field!r}")
+            opt[field] = _parse_value(text, getattr(config.optimizer, field))
+        elif name in {f.name for f in dataclasses.fields(ZeroConfig)} and name != "optimizer":
+            top[name] = _parse_value(text, getattr(config, name))
+        else:
+            raise ValueError(f"unknown setting {name!r}; known: "
+                             f"{', '.join(f.name for f in dataclasses.fields(ZeroConfig) if f.name != 'optimizer')}, "
+                             "optimizer.<field>")
+    try:
+        if opt:
+            top["optimizer"] = dataclasses.replace(config.optimizer, **opt)
+        return dataclasses.replace(config, **top)
+    except TypeError as e:
+        raise ValueError(f"bad setting: {e}") from None
+
+
+# ------------------------------------------------------------------------------ the programs
+
+class Programs(NamedTuple):
+    """The jitted functions of a run, built by ``build`` for one config and one mesh. W workers.
+
+    - ``init(key) -> state``: a fresh run state, the dict that checkpoints hold: ``train`` (the
+      ``TrainState``), ``best`` (the best network's variables), ``best_elo`` (float32[]), ``key``
+      (uint32[2], the run's PRNG key), ``iteration`` (int32[]), all replicated, and, split over
+      the devices by worker, ``selfplay`` (``SelfPlay``, leaves [W, B / W, ...]) and ``replay``
+      (``ReplayBuffer``, leaves [W, C / W, ...], ``insert`` and ``size`` int32[W]).
+    - ``selfplay(variables, sp, buffer, key) -> (sp, buffer, stats)``: one iteration's self-play;
+      ``stats``: int32[4, W], the finished games, positions added, black wins and white wins of
+      each worker (``STAT_NAMES``).
+    - ``train_step(train_state, buffer, key) -> (train_state, metrics)``: one training step on
+      ``train_batch / W`` examples from each replay shard (``train_iteration`` runs an
+      iteration's steps).
+    - ``matches``: ``{"random", "mcts", "best"} -> (player_variables, opponent_variables, key)
+      -> MatchOutput`` over all ``eval_games`` (leaves split over the devices; ``to_host``).
+    - ``split(key) -> (key, k_selfplay, k_train, k_eval)``.
+    """
+
+    init: Callable
+    selfplay: Callable
+    train_step: Callable
+    matches: dict
+    split: Callable
+    mesh: Any
+    workers: int
+
+
+def num_workers(config: ZeroConfig, devices: int) -> int:
+    """W: ``config.workers``, or one per device; ValueError unless the sizes divide evenly."""
+    w = config.workers or devices
+    if w % devices:
+        raise ValueError(f"ZeroConfig.workers = {w} must be a multiple of the {devices} devices the run is "
+                         "spread over")
+    for name, value in (("selfplay_batch", config.selfplay_batch), ("train_batch", config.train_batch),
+                        ("replay_capacity", config.replay_capacity), ("eval_games / 2", config.eval_games // 2)):
+        if value % w:
+            raise ValueError(f"ZeroConfig: {name} = {value} must be a multiple of the {w} workers (one per "
+                             "device unless ZeroConfig.workers says otherwise)")
+    return w
+
+
+def to_host(tree):
+    """numpy copies of the leaves, gathered from every process in a multi-host run."""
+    if jax.process_count() > 1:
+        from jax.experimental import multihost_utils
+
+        return multihost_utils.process_allgather(tree, tiled=True)
+    return jax.tree_util.tree_map(np.asarray, tree)
+
+
+def replicated(value: np.ndarray, mesh) -> jax.Array:
+    """``value`` (the same on every process) as an array on every device of ``mesh``: a global
+    array, which multi-host checkpoints need (a plain ``jnp`` scalar is local to one process)."""
+    value = np.asarray(value)
+    return jax.make_array_from_callback(value.shape, NamedSharding(mesh, PartitionSpec()), lambda _: value)
+
+
+def _per_worker(tree, workers: int):
+    return jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (workers,) + x.shape), tree)
+
+
+def build(config: ZeroConfig, mesh=None) -> Programs:
+    """The jitted programs of ``config`` on ``mesh`` (default: all devices)."""
+    mesh = learner.make_mesh() if mesh is None else mesh
+    w = num_workers(config, mesh.devices.size)
+    game, net, opt = config.game, config.net, config.optimizer
+    split_spec = PartitionSpec(learner.DATA_AXIS)
+    rep = NamedSharding(mesh, PartitionSpec())
+    split = NamedSharding(mesh, split_spec)
+
+    def on_workers(f, in_axes, in_specs):
+        """``f`` of one worker, vmapped over each device's workers, with no communication."""
+        return jax.shard_map(jax.vmap(f, in_axes=in_axes), mesh=mesh, in_specs=in_specs, out_specs=split_spec,
+                             check_vma=False)
+
+    evaluator = network_evaluator(lambda v, x: net.apply(v, x), features.zero_planes, symmetries=config.symmetries)
+    sp_search = make_search(game, evaluator, config.selfplay_search)
+
+    def init(key):
+        k_net, k_run = jax.random.split(key)
+        variables = nets.init_variables(net, k_net, size=config.board_size)
+        train_state = learner.init_train_state(variables, opt)
+        example = replay.Examples(
+            planes=jnp.zeros((config.board_size, config.board_size, features.zero.NUM_PLANES), jnp.uint8),
+            policy=jnp.zeros((game.num_actions,), jnp.float32), value=jnp.float32(0))
+        return {
+            "train": train_state,
+            "replay": _per_worker(replay.replay_init(config.replay_capacity // w, example), w),
+            "selfplay": _per_worker(selfplay_init(game, config.selfplay_batch // w), w),
+            "best": train_state.variables,
+            "best_elo": jnp.float32(0),
+            "key": k_run,
+            "iteration": jnp.int32(0),
+        }
+
+    state_sharding = {"train": rep, "replay": split, "selfplay": split, "best": rep, "best_elo": rep, "key": rep,
+                      "iteration": rep}
+
+    one_worker = functools.partial(selfplay, game, sp_search, config.selfplay_moves)
+    play = on_workers(one_worker, (None, 0, 0, 0), (PartitionSpec(), split_spec, split_spec, split_spec))
+
+    def selfplay_program(variables, sp, buffer, key):
+        sp, buffer, stats = play(variables, sp, buffer, jax.random.split(key, w))
+        return sp, buffer, jnp.stack([stats[k] for k in STAT_NAMES])
+
+    def train_step(train_state, buffer, key):
+        k_sample, k_augment = jax.random.split(key)
+        per = config.train_batch // w
+        batch = jax.vmap(lambda b, k: replay.replay_sample(b, k, per))(buffer, jax.random.split(k_sample, w))
+        batch = jax.tree_util.tree_map(lambda x: x.reshape((w * per,) + x.shape[2:]), batch)
+        batch = jax.lax.with_sharding_constraint(batch, split)
+        return learner.train_step(train_state, batch, net, opt, key=k_augment)
+
+    pairs = config.eval_games // 2 // w
+    net_mover = search_mover(make_search(game, evaluator, config.eval_search))
+    mcts = make_search(game.game, rollout_evaluator(game.game), config.baseline_search)
+    opponents = {"random": random_mover(game), "mcts": inner_mover(search_mover(mcts)), "best": net_mover}
+
+    def match_program(opponent):
+        run = on_workers(functools.partial(play_match, game, net_mover, opponent, pairs), (None, None, 0),
+                         (PartitionSpec(), PartitionSpec(), split_spec))
+
+        def program(player_variables, opponent_variables, key):
+            out = run(player_variables, opponent_variables, jax.random.split(key, w))
+            return jax.tree_util.tree_map(lambda x: x.reshape((-1,) + x.shape[2:]), out)  # worker-major
+
+        return jax.jit(program, in_shardings=(rep, rep, rep))
+
+    return Programs(
+        init=jax.jit(init, out_shardings=state_sharding),
+        selfplay=jax.jit(selfplay_program, in_shardings=(rep, split, split, rep),
+                         out_shardings=(split, split, split), donate_argnums=(1, 2)),
+        # No donation of the train state: the best network may share its arrays.
+        train_step=jax.jit(train_step, in_shardings=(rep, split, rep), out_shardings=(rep, rep)),
+        matches={name: match_program(opponent) for name, opponent in opponents.items()},
+        split=jax.jit(lambda k: tuple(jax.random.split(k, 4)), out_shardings=rep),
+        mesh=mesh,
+        workers=w,
+    )
+
+
+def train_iteration(programs: Programs, train_state: TrainState, buffer: replay.ReplayBuffer, key, steps: int
+                    ) -> tuple[TrainState, dict]:
+    """``steps`` training steps; returns the state and each metric as float32[steps] (numpy).
+
+    A Python loop over one jitted step rather than a ``lax.scan``: XLA:CPU runs the gradient's
+    convolutions about 15x slower inside a loop than at the top level of a program, and
+    dispatch is asynchronous, so accelerators stay busy either way.
+    """
+    # Several CPU "devices" share one small thread pool: two programs with collectives in flight
+    # at once can each hold threads that the other's collectives wait for.
+    devices = programs.mesh.devices
+    sync = devices.size > 1 and devices.flat[0].platform == "cpu"
+    collected = []
+    for k in jax.random.split(key, steps):
+        train_state, metrics = programs.train_step(train_state, buffer, k)
+        collected.append(metrics)
+        if sync:
+            jax.block_until_ready(train_state)
+    stacked = jax.tree_util.tree_map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *collected)
+    return train_state, stacked
+
+
+# ---------------------------------------------------------------------------------- the run
+
+class RunResult(NamedTuple):
+    """Where a finished run put its results, and its final counters."""
+
+    out_dir: pathlib.Path
+    checkpoint: pathlib.Path
+    metrics: pathlib.Path
+    plot: pathlib.Path | None
+    sample_game: pathlib.Path | None
+    iterations: int
+    train_steps: int
+
+
+def checkpoint_dir(out_dir) -> pathlib.Path:
+    return pathlib.Path(out_dir) / "checkpoints"
+
+
+def saved_config(out_dir) -> ZeroConfig | None:
+    """The config of the run in ``out_dir`` (from its latest checkpoint), None if it has none.
+
+    Raises CheckpointError (naming the path) for a corrupted or foreign checkpoint directory.
+    """
+    ckpt = Checkpointer(checkpoint_dir(out_dir), kind=KIND, read_only=True)
+    latest = ckpt.latest_step()
+    if latest is None:
+        return None
+    try:
+        return ZeroConfig.from_dict(ckpt.metadata(latest)["config"])
+    except (KeyError, TypeError, ValueError) as e:
+        raise CheckpointError(f"{ckpt.directory / str(latest)}: not a readable AlphaGo Zero run config ({e})") from None
+
+
+def _config_differences(a: ZeroConfig, b: ZeroConfig) -> list[str]:
+    da, db = a.to_dict(), b.to_dict()
+    return [f"{k}: {da[k]!r} vs {db[k]!r}" for k in da if k != "iterations" and da[k] != db[k]]
+
+
+def _match_metrics(name: str, result: MatchResult) -> dict:
+    lo, hi = result.interval()
+    elo_lo, elo_hi = result.elo_interval()
+    return {f"win_{name}": result.win_rate, f"win_{name}_low": lo, f"win_{name}_high": hi,
+            f"elo_{name}": result.elo, f"elo_{name}_low": elo_lo, f"elo_{name}_high": elo_hi}
+
+
+def _write_sample(path: pathlib.Path, config: ZeroConfig, out: MatchOutput, iteration: int) -> None:
+    moves = [int(a) for a in np.asarray(out.moves[0]) if a >= 0]  # game 0: the network is black
+    record = sgf.record_from_moves(
+        config.game.game, moves, result=sgf.result_string(float(out.scores[0])),
+        black_name=f"alphago-jax zero, iteration {iteration}",
+        white_name=f"pure MCTS, {config.baseline_simulations} playouts")
+    tmp = path.with_suffix(".sgf.tmp")
+    sgf.save(record, tmp)
+    os.replace(tmp, path)
+
+
+def _evaluate(programs: Programs, config: ZeroConfig, state: dict, key, iteration: int, out_dir: pathlib.Path
+              ) -> tuple[dict, dict]:
+    """Matches against random play, pure MCTS and (after the start) the best network.
+
+    Returns ``(metrics row entries, state)``; the state's best network is replaced when the
+    latest one passes the gate.
+    """
+    variables = state["train"].variables
+    k_random, k_mcts, k_best, _ = programs.split(key)
+    row, results = {}, {}
+    for name, k in (("random", k_random), ("mcts", k_mcts)):
+        out = to_host(programs.matches[name](variables, None, k))
+        results[name] = MatchResult.from_outcomes("zero", name, out.outcomes)
+        row.update(_match_metrics(name, results[name]))
+        if name == "mcts" and jax.process_index() == 0:
+            _write_sample(out_dir / "sample.sgf", config, out, iteration)
+    if config.gate is not None and iteration > 0:
+        out = to_host(programs.matches["best"](variables, state["best"], k_best))
+        result = MatchResult.from_outcomes("zero", "best", out.outcomes)
+        row.update({k: v for k, v in _match_metrics("best", result).items() if not k.startswith("elo_")})
+        promoted = result.win_rate >= config.gate
+        if promoted:
+            best_elo = np.float32(float(state["best_elo"]) + result.elo)
+            state = {**state, "best": variables, "best_elo": replicated(best_elo, programs.mesh)}
+        row["promoted"] = int(promoted)
+    row["best_elo"] = float(state["best_elo"])
+    return row, state
+
+
+def _summary(row: dict, config: ZeroConfig) -> str:
+    def part(name, label):
+        if f"win_{name}" not in row:
+            return None
+        return f"{label} {row[f'win_{name}']:.0%} [{row[f'win_{name}_low']:.0%}, {row[f'win_{name}_high']:.0%}]"
+
+    parts = [part("random", "vs random"), part("mcts", f"vs MCTS({config.baseline_simulations})"),
+             part("best", "vs best")]
+    return ", ".join(p for p in parts if p) + f"; best Elo {row['best_elo']:+.0f}"
+
+
+def initialize_distributed(enabled: bool | None = None) -> bool:
+    """Call ``jax.distributed.initialize()`` when ``enabled`` (None: when ``ALPHAGO_JAX_DISTRIBUTED=1``).
+
+    ``initialize()`` finds the coordinator itself on Cloud TPU pods, SLURM and Open MPI; elsewhere
+    set ``JAX_COORDINATOR_ADDRESS``, ``JAX_NUM_PROCESSES`` and ``JAX_PROCESS_ID`` (read by JAX).
+    Must run before any other JAX call. Returns whether it was called.
+    """
+    if enabled is None:
+        enabled = os.environ.get(DISTRIBUTED_ENV, "") not in ("", "0")
+    if enabled:
+        kwargs = {}
+        for name, arg, cast in (("JAX_COORDINATOR_ADDRESS", "coordinator_address", str),
+                                ("JAX_NUM_PROCESSES", "num_processes", int), ("JAX_PROCESS_ID", "process_id", int)):
+            if os.environ.get(name):
+                kwargs[arg] = cast(os.environ[name])
+        jax.distributed.initialize(**kwargs)
+    return enabled
+
+
+def train(config: ZeroConfig, out_dir, *, resume: bool = False, progress: bool = True,
+          callback: Callable[[str, int], None] | None = None, distributed: bool | None = None,
+          log: Callable[[str], None] | None = None) -> RunResult:
+    """Run (or resume) AlphaGo Zero training of ``config`` into ``out_dir``.
+
+    Args:
+      config: the run's configuration.
+      out_dir: the run's directory (see the module docstring for its layout).
+      resume: continue from the latest checkpoint in ``out_dir`` (start afresh if there is
+        none). Without it, a directory that holds checkpoints is refused. A resumed run keeps
+        its configuration; only ``iterations`` may differ (to extend a run).
+      progress: show a tqdm progress bar (on stderr).
+      callback: called as ``callback(phase, iteration)`` before each phase of each iteration
+        (``"selfplay"``, ``"train"``, ``"evaluate"``, ``"checkpoint"``; iteration counting from
+        1) and with ``("done", iterations)`` at the end.
+      distributed: call ``jax.distributed.initialize()`` first (None: per ``ALPHAGO_JAX_DISTRIBUTED``).
+      log: where the per-evaluation lines go (default: through tqdm to stderr).
+
+    Returns:
+      A ``RunResult``.
+
+    Raises:
+      ValueError: a bad configuration, a directory holding another run, or (``CheckpointError``)
+        a corrupted or foreign checkpoint directory; the message names the path.
+    """
+    from tqdm.auto import tqdm
+
+    initialize_distributed(distributed)
+    out = pathlib.Path(out_dir).absolute()
+    lead = jax.process_index() == 0  # the process that writes logs, plots and the sample game
+    ckpt = Checkpointer(checkpoint_dir(out), kind=KIND, keep=config.keep)
+    latest = ckpt.latest_step()
+    if latest is not None and not resume:
+        raise ValueError(f"{ckpt.directory}: holds checkpoints of a run (up to iteration {latest}); "
+                         "pass --resume to continue it, or choose another output directory")
+    saved = saved_config(out) if latest is not None else None
+    if config.workers is None:
+        # One per device, then fixed for the run's life: it can resume on other device counts.
+        workers = saved.workers if saved is not None and saved.workers else jax.device_count()
+        config = dataclasses.replace(config, workers=workers)
+    if saved is not None:
+        differences = _config_differences(saved, config)
+        if differences:
+            raise ValueError(f"{ckpt.directory / str(latest)}: the run there has another configuration "
+                             f"({'; '.join(differences)}); resume it with its own settings")
+
+    programs = build(config)
+    state = programs.init(jax.random.PRNGKey(config.seed))
+    if latest is not None:
+        state = ckpt.restore(latest, target=state).state
+    start = int(state["iteration"])
+    metrics_path = out / "metrics.csv"
+    logger = RunLogger(metrics_path, tensorboard_dir=out / "tb", resume_step=start if start > 0 else -1) if lead else None
+    bar = tqdm(total=config.iterations, initial=min(start, config.iterations), desc="AlphaGo Zero",
+               unit="it", disable=not (progress and lead), dynamic_ncols=True)
+    say = log or (lambda text: tqdm.write(text) if lead else None)
+    notify = callback or (lambda phase, iteration: None)
+
+    def evaluate(iteration, key):
+        nonlocal state
+        row, state = _evaluate(programs, config, state, key, iteration, out)
+        say(f"iteration {iteration}: {_summary(row, config)}")
+        return row
+
+    if start == 0 and config.eval_games:
+        # The untrained network: the baseline the later evaluations are compared with.
+        notify("evaluate", 0)
+        row = evaluate(0, jax.random.fold_in(state["key"], 1 << 30))
+        if logger:
+            logger.log(0, {**row, "train_step": 0})
+
+    for iteration in range(start + 1, config.iterations + 1):
+        t0 = time.perf_counter()
+        key, k_selfplay, k_train, k_eval = programs.split(state["key"])
+        notify("selfplay", iteration)
+        sp, buffer, stats = programs.selfplay(state["train"].variables, state["selfplay"], state["replay"], k_selfplay)
+        stats = dict(zip(STAT_NAMES, to_host(stats).sum(axis=1).tolist()))
+        sizes = to_host(buffer.size)  # [W]
+        state = {**state, "selfplay": sp, "replay": buffer}
+        t_selfplay = time.perf_counter() - t0
+        row = {"games": stats["games"], "positions": stats["positions"], "replay_size": int(sizes.sum()),
+               "black_win_rate": stats["black_wins"] / max(stats["games"], 1),
+               "selfplay_positions_per_s": config.selfplay_batch * config.selfplay_moves / t_selfplay}
+
+        notify("train", iteration)
+        if int(sizes.min()) * programs.workers >= config.min_replay:  # every shard has its share
+            t1 = time.perf_counter()
+            train_state, metrics = train_iteration(programs, state["train"], state["replay"], k_train,
+                                                   config.train_steps)
+            state = {**state, "train": train_state}
+            row.update({k: float(np.mean(v)) for k, v in metrics.items()})
+            row["train_steps_per_s"] = config.train_steps / (time.perf_counter() - t1)
+        row["train_step"] = int(state["train"].step)
+
+        evaluating = config.eval_games and (iteration == config.iterations or
+                                            (config.eval_interval and iteration % config.eval_interval == 0))
+        if evaluating:
+            notify("evaluate", iteration)
+            row.update(evaluate(iteration, k_eval))
+        state = {**state, "key": key, "iteration": replicated(np.int32(iteration), programs.mesh)}
+        if logger:
+            logger.log(iteration, row)
+
+        notify("checkpoint", iteration)
+        ckpt.save(iteration, state, metadata={
+            "config": config.to_dict(), "iteration": iteration, "train_step": row["train_step"],
+            "devices": programs.mesh.devices.size, "workers": programs.workers})
+        bar.set_postfix({k: f"{row[k]:.3g}" for k in ("loss", "win_random", "win_mcts") if k in row})
+        bar.update(1)
+    bar.close()
+    notify("done", config.iterations)
+
+    final = ckpt.latest_step()
+    plot = sample = None
+    if logger:
+        logger.close()
+        try:
+            plot = plot_metrics(metrics_path, out / "metrics.png", keys=_plot_keys(metrics_path))
+        except ValueError:  # nothing logged yet to plot
+            plot = None
+        sample = out / "sample.sgf" if (out / "sample.sgf").exists() else None
+    ckpt.close()
+    return RunResult(out_dir=out, checkpoint=ckpt.directory / str(final), metrics=metrics_path, plot=plot,
+                     sample_game=sample, iterations=final, train_steps=int(state["train"].step))
+
+
+def _plot_keys(metrics_csv) -> list[list[str]]:
+    columns = read_metrics(metrics_csv)
+    panels = [[k for k in panel if k in columns and np.any(np.isfinite(columns[k]))] for panel in PLOT_PANELS]
+    return [p for p in panels if p]
+
+
+def plot_run(out_dir) -> pathlib.Path:
+    """Draw ``out_dir/metrics.csv`` (losses, win rates, Elo) into ``out_dir/metrics.png``."""
+    path = pathlib.Path(out_dir) / "metrics.csv"
+    if not path.is_file():
+        raise ValueError(f"{path}: no metrics file: is {out_dir} the output directory of a training run?")
+    return plot_metrics(path, pathlib.Path(out_dir) / "metrics.png", keys=_plot_keys(path) or None)
+
+
+__all__ = [
+    "DEFAULT_PRESET",
+    "KIND",
+    "PLOT_PANELS",
+    "PRESETS",
+    "Programs",
+    "RunResult",
+    "STAT_NAMES",
+    "ZeroConfig",
+    "build",
+    "checkpoint_dir",
+    "initialize_distributed",
+    "num_workers",
+    "plot_run",
+    "replicated",
+    "saved_config",
+    "to_host",
+    "train",
+    "train_iteration",
+    "with_overrides",
+]

@@ -248,7 +248,7 @@ class ZeroConfig:
 
 
 PRESETS: dict[str, ZeroConfig] = {
-    # The default: 5x5 Go on a 2-core CPU in under 10 minutes.
+    # The default: 5x5 Go on a 2-core CPU in about 4 minutes (docs/results.md).
     "tiny": ZeroConfig(),
     # The smallest run that exercises every part (tests, CI): seconds once compiled.
     "smoke": ZeroConfig(

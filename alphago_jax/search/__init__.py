@@ -1,4 +1,5 @@
-"""Tree search over batches of games: PUCT with tree reuse and leaf batching, and mctx's searches.
+"""Tree search over batches of games: PUCT with tree reuse and leaf batching, mctx's searches, and
+the playout searches UCT, RAVE, GRAVE and MCPS.
 
 ``make_search(game, evaluator, config)`` gives one jit-compiled searched move for a batch of
 games, ``(params, states, key) -> SearchOutput``:
@@ -6,7 +7,11 @@ games, ``(params, states, key) -> SearchOutput``:
 - ``algorithm="puct"`` (default): ``tree.TreeSearch``, AlphaGo's PUCT on a tree kept between
   moves (``run`` / ``step`` / ``advance`` for tree reuse, ``leaf_batch`` leaves per evaluator
   call with virtual loss, ``time_control.search_for`` for a time budget);
-- ``algorithm="muzero"`` / ``"gumbel"``: mctx's ``muzero_policy`` / ``gumbel_muzero_policy``.
+- ``algorithm="muzero"`` / ``"gumbel"``: mctx's ``muzero_policy`` / ``gumbel_muzero_policy``;
+- a ``GraveConfig`` instead of a ``SearchConfig``: ``grave.GraveSearch``, the playout searches
+  of general game playing, UCT, RAVE, GRAVE and MCPS (Monte Carlo Permutation Search), with
+  AMAF statistics keyed by ``game.move_code`` and MCPS's permutation statistics over bitsets
+  (``mcps``); they need no evaluator (``make_grave_search(game, config)``).
 
 Evaluators (``evaluators``) say what a leaf is worth: random or rollout-policy playouts, a
 network (with symmetry averaging), or AlphaGo's mixture of both.
@@ -23,16 +28,20 @@ from alphago_jax.search.evaluators import (
     policy_rollout_evaluator,
     rollout_evaluator,
 )
+from alphago_jax.search.grave import GraveConfig, GraveSearch, make_grave_search
 from alphago_jax.search.puct import make_mctx_search
 from alphago_jax.search.time_control import move_budget, search_for
 from alphago_jax.search.tree import SearchTree, TreeSearch
 
 
-def make_search(game: Game, evaluator: Evaluator, config: SearchConfig = SearchConfig()):
+def make_search(game: Game, evaluator: Evaluator | None, config: SearchConfig | GraveConfig = SearchConfig()):
     """The searched move ``(params, states, key) -> SearchOutput`` for ``config.algorithm``.
 
-    For ``"puct"`` the result is a ``TreeSearch``, whose other members search from a kept tree.
+    For ``"puct"`` the result is a ``TreeSearch``, whose other members search from a kept tree;
+    for a ``GraveConfig`` a ``GraveSearch`` (``evaluator`` is ignored: its playouts are its own).
     """
+    if isinstance(config, GraveConfig):
+        return make_grave_search(game, config)
     if config.algorithm == "puct":
         return TreeSearch(game, evaluator, config)
     return make_mctx_search(game, evaluator, config)
@@ -40,11 +49,14 @@ def make_search(game: Game, evaluator: Evaluator, config: SearchConfig = SearchC
 
 __all__ = [
     "Evaluator",
+    "GraveConfig",
+    "GraveSearch",
     "SearchConfig",
     "SearchOutput",
     "SearchTree",
     "TreeSearch",
     "choose_moves",
+    "make_grave_search",
     "make_mctx_search",
     "make_search",
     "mixed_evaluator",

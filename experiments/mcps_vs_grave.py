@@ -1,0 +1,214 @@
+"""MCPS against GRAVE, the design of Cazenave's MCPS paper (seed 002), as batched games.
+
+Per cell (game x board size x budget): N games, MCPS black in the first half and white in the
+second. All N games advance in lockstep, one ply at a time: at each ply MCPS searches the N/2
+games in which it is to move as one batch, and GRAVE the other N/2, each with its own
+jitted search (``search.grave.GraveSearch``: Cazenave's settings, GRAVE ref = 50,
+bias = 1e-5; MCPS W = 10,000, rho = 30, the same ref). The budget is either playouts per move
+(``300``) or wall time per batched move (``0.5s``: each side adds chunks of playouts to its
+N/2 trees until the time is spent, so the slower side runs fewer playouts).
+
+Printed: a markdown table with MCPS's wins, win rate and its 95% Wilson interval, and per side
+the mean tree depth (the deepest node of the tree, averaged over the side's searched moves)
+and playouts per second (the side's playouts over the wall time of its searches).
+
+    python experiments/mcps_vs_grave.py --smoke                      # tiny, for CI
+    python experiments/mcps_vs_grave.py --games nogo atari_go hex go --sizes 5 7 --budgets 300 --n 100
+    python experiments/mcps_vs_grave.py --cell go:7:200:50 --cell hex:7:0.5s:100
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import pathlib
+import sys
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from alphago_jax import games
+from alphago_jax.search.grave import GraveConfig, GraveSearch
+from alphago_jax.train.evaluation import MatchResult
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # sibling modules, however run
+from benchlib import print_header  # noqa: E402
+
+CHUNK = 50  # playouts per chunk of a time-budgeted search
+
+
+@dataclasses.dataclass(frozen=True)
+class Cell:
+    game: str
+    size: int
+    playouts: int | None  # playouts per move, or None with ``seconds``
+    seconds: float | None  # wall time per batched move
+    n: int
+
+    @property
+    def budget(self) -> str:
+        return f"{self.playouts} playouts" if self.playouts else f"{self.seconds:g} s"
+
+
+@dataclasses.dataclass
+class Side:
+    """One side's bookkeeping over a match."""
+
+    name: str
+    search: GraveSearch
+    seconds: float = 0.0
+    playouts: int = 0
+    depths: list = dataclasses.field(default_factory=list)
+
+    def warm_up(self, states, seconds: float | None) -> None:
+        """Compile the calls ``move`` makes (outside its timing)."""
+        key = jax.random.PRNGKey(0)
+        if seconds is None:
+            jax.block_until_ready(self.search.run(None, self.search.init(states), key))
+        else:
+            tree = self.search.simulate(None, self.search.init(states), key, CHUNK)
+            jax.block_until_ready(self.search.result(tree, key))
+
+    def move(self, states, key, seconds: float | None):
+        """Search ``states`` (a batch) and return the actions; time and count the search."""
+        live = ~np.asarray(states.terminal)
+        t0 = time.perf_counter()
+        if seconds is None:
+            out, tree = self.search.run(None, self.search.init(states), key)
+            jax.block_until_ready(out.actions)
+        else:
+            tree = jax.block_until_ready(self.search.init(states))
+            k_move, key = jax.random.split(key)
+            while True:  # chunks while the next one, timed like the last, still fits
+                c0 = time.perf_counter()
+                key, k = jax.random.split(key)
+                tree = jax.block_until_ready(self.search.simulate(None, tree, k, CHUNK))
+                now = time.perf_counter()
+                full = int(np.max(np.asarray(tree.num_nodes))) + CHUNK > self.search.capacity
+                if full or (now - t0) + (now - c0) > seconds:
+                    break
+            out = jax.block_until_ready(self.search.result(tree, k_move))
+        self.seconds += time.perf_counter() - t0
+        self.playouts += int(np.sum(np.asarray(tree.playouts)))
+        self.depths.extend(np.asarray(tree.max_depth())[live].tolist())
+        return out.actions
+
+    @property
+    def rate(self) -> float:
+        return self.playouts / max(self.seconds, 1e-9)
+
+    @property
+    def depth(self) -> float:
+        return float(np.mean(self.depths)) if self.depths else float("nan")
+
+
+def make_game(name: str, size: int):
+    return games.make(name, size=size, komi=7.5) if name == "go" else games.make(name, size=size)
+
+
+def play_cell(cell: Cell, seed: int = 0, max_playouts: int = 4000, players=("mcps", "grave")):
+    """Play one cell between two algorithms of ``GraveConfig`` (default MCPS, GRAVE).
+
+    Returns (MatchResult from the first player's side, the first's Side, the second's, plies).
+    """
+    if cell.n < 2 or cell.n % 2:
+        raise ValueError(f"n must be even and at least 2 (split by colour), got {cell.n}")
+    game = make_game(cell.game, cell.size)
+    if cell.playouts:
+        configs = [GraveConfig(algorithm=alg, playouts=cell.playouts) for alg in players]
+    else:
+        configs = [GraveConfig(algorithm=alg, playouts=CHUNK, tree_capacity=max_playouts + 1) for alg in players]
+    mcps_side, grave_side = (Side(alg.upper(), GraveSearch(game, cfg)) for alg, cfg in zip(players, configs))
+    half = cell.n // 2
+    states = jax.vmap(lambda _: game.init())(jnp.arange(cell.n))
+    for side in (mcps_side, grave_side):
+        side.warm_up(jax.tree_util.tree_map(lambda x: x[:half], states), cell.seconds)
+    first, second = np.arange(half), np.arange(half, cell.n)  # MCPS black in ``first``
+    step = jax.jit(jax.vmap(game.step))
+    take = jax.jit(lambda s, idx: jax.tree_util.tree_map(lambda x: x[idx], s))
+    key = jax.random.PRNGKey(seed)
+    ply = 0
+    while not bool(jnp.all(states.terminal)):
+        # Every game starts with black and alternates, so the colour to move is the ply's.
+        black = ply % 2 == 0
+        live = ~np.asarray(states.terminal)
+        assert np.all(np.asarray(states.to_play)[live] == (1 if black else -1))
+        mcps_games, grave_games = (first, second) if black else (second, first)
+        key, k_m, k_g = jax.random.split(key, 3)
+        actions = np.zeros(cell.n, np.int32)
+        actions[mcps_games] = np.asarray(mcps_side.move(take(states, mcps_games), k_m, cell.seconds))
+        actions[grave_games] = np.asarray(grave_side.move(take(states, grave_games), k_g, cell.seconds))
+        states = step(states, jnp.asarray(actions))
+        ply += 1
+    r = np.asarray(jax.vmap(game.returns)(states))  # [N, 2] (black, white)
+    mcps_outcome = np.concatenate([r[first, 0], r[second, 1]])
+    return MatchResult.from_outcomes(mcps_side.name, grave_side.name, mcps_outcome.tolist()), mcps_side, grave_side, ply
+
+
+def table(rows) -> str:
+    a, b = (rows[0][2].name, rows[0][3].name) if rows else ("MCPS", "GRAVE")
+    header = ["game", "size", "budget per move", "N", f"{a} wins", f"{a} win rate", "95% interval",
+              f"depth {a}", f"depth {b}", f"playouts/s {a}", f"playouts/s {b}", "plies", "wall s"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * 3 + ["---:"] * (len(header) - 3)) + "|"]
+    for cell, match, m, g, plies, wall in rows:
+        lo, hi = match.interval()
+        lines.append("| " + " | ".join([
+            cell.game, f"{cell.size}x{cell.size}", cell.budget, str(match.games), str(match.wins),
+            f"{match.win_rate:.3f}", f"[{lo:.3f}, {hi:.3f}]", f"{m.depth:.1f}", f"{g.depth:.1f}",
+            f"{m.rate:,.0f}", f"{g.rate:,.0f}", str(plies), f"{wall:.0f}",
+        ]) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def parse_budget(text: str) -> tuple[int | None, float | None]:
+    """``"300"`` -> 300 playouts per move; ``"0.5s"`` -> 0.5 s per batched move."""
+    t = text.strip().lower()
+    if t.endswith("s"):
+        return None, float(t[:-1])
+    return int(t), None
+
+
+def parse_cell(text: str, default_n: int) -> Cell:
+    """``game:size:budget[:n]``, e.g. ``go:7:200:50`` or ``hex:7:0.5s``."""
+    parts = text.split(":")
+    if len(parts) not in (3, 4):
+        raise argparse.ArgumentTypeError(f"--cell wants game:size:budget[:n], got {text!r}")
+    playouts, seconds = parse_budget(parts[2])
+    return Cell(parts[0], int(parts[1]), playouts, seconds, int(parts[3]) if len(parts) == 4 else default_n)
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--games", nargs="+", default=["nogo", "atari_go", "hex", "go"])
+    p.add_argument("--sizes", nargs="+", type=int, default=[5, 7])
+    p.add_argument("--budgets", nargs="+", default=["300"], help="playouts per move (300) or seconds (0.5s)")
+    p.add_argument("--n", type=int, default=100, help="games per cell, half with each colour")
+    p.add_argument("--cell", action="append", default=[], help="game:size:budget[:n]; replaces the grid")
+    p.add_argument("--max-playouts", type=int, default=4000, help="tree capacity of time-budgeted searches")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--players", nargs=2, default=["mcps", "grave"], metavar=("FIRST", "SECOND"),
+                   help="two of uct, rave, grave, mcps (e.g. grave uct to check GRAVE)")
+    p.add_argument("--smoke", action="store_true", help="one tiny cell, for CI")
+    args = p.parse_args(argv)
+    t_start = time.perf_counter()
+    if args.smoke:
+        cells = [Cell("nogo", 5, 16, None, 4)]
+    elif args.cell:
+        cells = [parse_cell(c, args.n) for c in args.cell]
+    else:
+        cells = [Cell(g, s, *parse_budget(b), args.n) for g in args.games for s in args.sizes for b in args.budgets]
+    rows = []
+    for cell in cells:
+        t0 = time.perf_counter()
+        match, m, g, plies = play_cell(cell, args.seed, args.max_playouts, tuple(args.players))
+        rows.append((cell, match, m, g, plies, time.perf_counter() - t0))
+        print(table(rows[-1:]).splitlines()[-1], flush=True, file=sys.stderr)  # progress
+    print()
+    print_header("mcps_vs_grave.py", argv, f"{len(cells)} cell(s)", t_start)
+    print(table(rows))
+
+
+if __name__ == "__main__":
+    main()

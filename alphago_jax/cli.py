@@ -66,7 +66,8 @@ def _train(args) -> int:
           f"training steps each, on {jax.device_count()} {jax.devices()[0].platform.upper()} device(s); "
           f"writing to {args.out}" + (" (resuming)" if saved is not None else ""))
     t0 = time.perf_counter()
-    result = zero.train(config, args.out, resume=args.resume, progress=not args.no_progress, distributed=False)
+    result = zero.train(config, args.out, resume=args.resume, progress=not args.no_progress, distributed=False,
+                        time_limit=args.time_limit)
     say(f"finished {result.iterations} iterations ({result.train_steps} training steps) in "
         f"{time.perf_counter() - t0:.0f} s")
     say(f"checkpoint:  {result.checkpoint}")
@@ -89,6 +90,19 @@ def _plot(args) -> int:
     from alphago_jax.train import zero
 
     print(f"plots: {zero.plot_run(args.run_dir)}")
+    return 0
+
+
+def _export(args) -> int:
+    from alphago_jax.nets.saved import load_network
+    from alphago_jax.train import zero
+
+    info = {"command": args.note} if args.note else None
+    path = zero.export_network(args.run_dir, args.file, iteration=args.iteration, which=args.network, info=info)
+    saved = load_network(path)  # read back: the file is usable
+    print(f"{path}: {saved.board_size}x{saved.board_size} network, iteration {saved.info['iteration']}, "
+          f"{saved.info['train_steps']} training steps, {path.stat().st_size / 1e6:.1f} MB; play it with "
+          f"--player net:net=checkpoint:{path}")
     return 0
 
 
@@ -137,6 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--seed", type=int, default=None, help="random seed (default: the preset's)")
     train.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                        help="override a setting, e.g. --set num_simulations=32 --set optimizer.learning_rate=0.01")
+    train.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
+                       help="stop after the iteration during which this much wall time has passed "
+                            "(evaluated and checkpointed; --resume continues)")
     train.add_argument("--no-progress", action="store_true", help="no progress bar")
     train.add_argument("--distributed", action="store_true",
                        help="multi-host: call jax.distributed.initialize() first (also ALPHAGO_JAX_DISTRIBUTED=1)")
@@ -145,10 +162,22 @@ def build_parser() -> argparse.ArgumentParser:
     plot = sub.add_parser("plot", help="draw a training run's loss, win-rate and Elo curves to PNG")
     plot.add_argument("run_dir", help="the --out directory of a training run")
     plot.set_defaults(run=_plot)
+
+    export = sub.add_parser("export", help="write a training run's network to one file for the players")
+    export.add_argument("run_dir", help="the --out directory of a training run")
+    export.add_argument("file", help="the network file to write (e.g. zero-9x9.msgpack)")
+    export.add_argument("--iteration", type=int, default=None, help="the checkpoint (default: the latest)")
+    export.add_argument("--network", choices=("latest", "best"), default="latest",
+                        help="the network being trained (default) or the gated best one")
+    export.add_argument("--note", default=None, help="a description stored in the file (e.g. the training command)")
+    export.set_defaults(run=_export)
     from alphago_jax.play.commands import add_commands  # gtp, arena, play
 
     add_commands(sub)
     _add_dataset_command(sub)
+    from alphago_jax.train import pipeline_commands  # sl-train, rollout-train, rl-train, value-train
+
+    pipeline_commands.add_commands(sub)
     return parser
 
 

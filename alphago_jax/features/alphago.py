@@ -61,6 +61,19 @@ PLANES = {
 }
 
 
+def _counted(name: str, first: int) -> list[str]:
+    return [f"{name} {first + i}" for i in range(7)] + [f"{name} {first + 7}+"]
+
+
+# One short name per plane, in plane order (49: the value network's extra plane last).
+PLANE_NAMES = (
+    "player's stone", "opponent's stone", "empty", "ones",
+    *_counted("turns since", 1), *_counted("liberties", 1), *_counted("captures", 0),
+    *_counted("self-atari size", 1), *_counted("liberties after", 1),
+    "ladder capture", "ladder escape", "sensible", "zeros", "black to play",
+)
+
+
 def _one_hot(value, active, depth, first):
     """float32[N, depth]: one-hot of ``clip(value, first, first + depth - 1) - first`` where
     ``active``, zeros elsewhere."""

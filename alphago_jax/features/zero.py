@@ -15,6 +15,8 @@ import jax.numpy as jnp
 
 HISTORY = 8
 NUM_PLANES = 2 * HISTORY + 1
+# One short name per plane, in plane order.
+PLANE_NAMES = (*(f"own t-{i}" for i in range(HISTORY)), *(f"opponent t-{i}" for i in range(HISTORY)), "black to play")
 
 
 def zero_planes(state) -> jnp.ndarray:

@@ -110,5 +110,22 @@ def test_arena_command_line(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "| random (1) | random (2) | 2 |" in text and "game 2: random (2) (B) vs random (1) (W)" in text
     assert sorted(p.name for p in out.iterdir()) == ["game-001.sgf", "game-002.sgf", "results.md"]
-    assert commands.main(["arena", "random", "alphago"]) == 2
-    assert "not available yet" in capsys.readouterr().err
+    assert commands.main(["arena", "random", "nosuch"]) == 2
+    assert "unknown player 'nosuch'" in capsys.readouterr().err
+
+
+def test_arena_in_parallel_processes(tmp_path, capsys):
+    out = tmp_path / "match"
+    assert commands.main(["arena", "random:seed=1", "random:seed=2", "--games", "4", "--size", "5",
+                          "--parallel", "2", "--out", str(out), "--no-progress"]) == 0
+    text = capsys.readouterr().out
+    assert "| random (1) | random (2) | 4 |" in text
+    assert sorted(p.name for p in out.iterdir()) == [f"game-00{i}.sgf" for i in range(1, 5)] + ["results.md"]
+    wins = 0
+    for i in range(1, 5):  # colours alternate as in one process; each record is a legal game
+        record = sgf.load(out / f"game-00{i}.sgf")
+        first_is_black = record.black_name == "random (1)"
+        assert first_is_black == (i % 2 == 1) and f"game {i}: {record.black_name} (B)" in text
+        sgf.replay(record)
+        wins += record.result.startswith("B") == first_is_black and not record.result.startswith("0")
+    assert f"| random (1) | random (2) | 4 | {wins} |" in text

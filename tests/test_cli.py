@@ -39,6 +39,9 @@ def test_unknown_subcommand_exits_with_usage():
     ("bench_search.py", "| 2 | "),
     ("bench_rollout.py", "| scan+step |"),
     ("bench_dataset.py", "| 2x | 80 |"),
+    ("bench_zero.py", "| smoke | 5x5 | 1x8 (0.00M) | 4 | 8 |"),
+    ("bench_grave_mcps.py", "| nogo 5x5 | 2 |"),
+    ("mcps_vs_grave.py", "| nogo | 5x5 | 16 playouts | 4 |"),
 ])
 def test_experiment_smoke_mode(script, row, monkeypatch, capsys, request):
     if script == "bench_dataset.py":

@@ -676,6 +676,25 @@ def test_max_moves_ends_the_game(go5):
         games.make("go", size=5, max_moves=0)
 
 
+def test_pass_after_forbids_early_passes_unless_nothing_else_is_legal():
+    game = games.make("go", size=3, komi=0.5, pass_after=2)
+    step, start = jax.jit(game.step), jax.jit(game.init_from_board)
+    n = game.num_points
+    s = start(jnp.zeros(n, jnp.int8), BLACK)
+    assert not bool(s.legal[n]) and bool(s.legal[:n].all())
+    s = step(s, 0)
+    assert not bool(s.legal[n])
+    s = step(s, 8)  # move 2: passing is allowed from now on
+    assert bool(s.legal[n]) and int(s.move_count) == 2
+    # Black's only empty point is its own last liberty (suicide): passing is the one legal move.
+    full = jnp.array([1, 1, 1, 1, 0, 1, 1, 1, 1], jnp.int8)
+    s = start(full, BLACK)
+    np.testing.assert_array_equal(np.asarray(s.legal), [False] * n + [True])
+    assert not bool(start(full, WHITE).legal[n])  # white can capture at the centre
+    with pytest.raises(ValueError, match="pass_after"):
+        games.make("go", size=3, pass_after=-1)
+
+
 # ======================================================================== illegal actions
 @pytest.mark.parametrize("action", ["C3", "C4", -1, 26, 1000],
                          ids=["opponent_stone", "own_stone", "minus_one", "num_actions", "far"])

@@ -194,17 +194,26 @@ def test_policy_player_takes_the_best_legal_move():
 def test_registry_errors_are_clear():
     with pytest.raises(ValueError, match=r"unknown player 'nosuch'; known: .*mcts.*random"):
         registry.make_player("nosuch")
-    with pytest.raises(ValueError, match="'alphago'.*not available yet"):
-        registry.make_player("alphago")
-    with pytest.raises(ValueError, match="network 'shipped'.*not available yet"):
-        registry.make_player("net")
+    with pytest.raises(ValueError, match="untrained: the argument is a seed"):
+        registry.make_player("net:net=untrained:x")
+    with pytest.raises(ValueError, match="checkpoint: give a network file"):
+        registry.make_player("net:net=checkpoint:")
+    with pytest.raises(ValueError, match="no-such.msgpack: no such network file"):
+        registry.make_player("checkpoint:no-such.msgpack")
     with pytest.raises(ValueError, match="bad option 'foo=1' for mcts; options: sims="):
         registry.make_player("mcts:foo=1")
     with pytest.raises(ValueError, match="bad value for mcts option sims"):
         registry.make_player("mcts:sims=many")
     with pytest.raises(ValueError, match="nodes must be at least"):
         registry.make_player("mcts:sims=10,nodes=5")
-    assert "checkpoint" in registry.known_players() and "planned" in registry.known_players()
+    assert "checkpoint" in registry.known_players() and "default" in registry.known_players()
+    registry.register_player("later", "a player still to come", None)
+    try:
+        assert "planned, not available yet: later" in registry.known_players()
+        with pytest.raises(ValueError, match="'later'.*not available yet"):
+            registry.make_player("later")
+    finally:
+        del registry._PLAYERS["later"]
     assert "mcts" in registry.player_help()
 
 
@@ -231,3 +240,33 @@ def test_gnugo_as_a_player(gnugo_path):
         gnugo.new_game(SIZE, 7.5, setup=np.isin(np.arange(81), [v("C3"), v("G7")]).astype(np.int8),
                        first_player=WHITE, handicap=2)
         assert set(gnugo.client.send("list_stones black").split()) == {"C3", "G7"}
+
+
+def test_default_player_is_the_shipped_network_on_its_board_and_mcts_elsewhere():
+    from alphago_jax.nets.saved import load_network
+
+    saved = load_network(registry.shipped_network_path())  # a file in the package, as installed
+    assert saved.board_size == 9 and saved.info["train_steps"] > 0
+    with registry.make_player("default:sims=8") as player:
+        player.new_game(9, 7.5)
+        assert player.name == "shipped-search8"
+        d = player.genmove(BLACK)
+        assert 0 <= d.action <= 81 and player.current.pos.moves[-1] == (BLACK, d.action)
+        player.new_game(5, 0.5)  # another size: pure MCTS
+        assert player.name == "mcts8"
+        assert 0 <= player.genmove(BLACK).action <= 25
+        player.undo()
+        assert player.current.pos.moves == []
+    with pytest.raises(ValueError, match="shipped takes no argument"):
+        registry.make_player("net:net=shipped:3")
+
+
+def test_reseed_restarts_the_random_stream():
+    def moves(player, seed):
+        player.reseed(seed)
+        player.new_game(5, 0.5)
+        return [player.genmove(BLACK if i % 2 == 0 else WHITE).action for i in range(6)]
+
+    player = RandomPlayer(seed=3)
+    assert moves(player, 1) == moves(player, 1) != moves(player, 2)
+    assert moves(RandomPlayer(seed=4), 1) != moves(player, 1)

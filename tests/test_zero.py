@@ -35,6 +35,8 @@ import pytest
 
 from alphago_jax import cli, features, nets, sgf
 from alphago_jax.games.base import BLACK
+from alphago_jax.nets.saved import load_network
+from alphago_jax.play import registry
 from alphago_jax.search import make_search, network_evaluator
 from alphago_jax.train import Checkpointer, CheckpointError, replay, selfplay, zero
 
@@ -383,3 +385,49 @@ def test_refuses_foreign_and_corrupted_directories(runs, tmp_path, capsys):
     # The plot command on a directory without a run.
     assert cli.main(["plot", str(tmp_path / "nothing")]) == 2
     assert "no metrics file" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ the network as one file
+
+def test_export_plays_and_refuses_damaged_files(runs, tmp_path, capsys):
+    one, _, _ = runs
+    path = tmp_path / "net.msgpack"
+    assert cli.main(["export", str(one), str(path), "--note", "the smoke run"]) == 0
+    assert f"{path}: 5x5 network, iteration 3, 12 training steps" in capsys.readouterr().out
+    saved = load_network(path)
+    from_run = zero.network_of_run(one)
+    chex.assert_trees_all_close(saved.variables, from_run.variables)
+    assert saved.info["command"] == "the smoke run" and saved.info["config"]["blocks"] == SMOKE.blocks
+    assert (saved.board_size, saved.komi, saved.net) == (SMOKE.board_size, SMOKE.komi, SMOKE.net)
+    # The exported network and the run's directory as players: legal moves, the same choice.
+    moves = []
+    for spec in (f"checkpoint:{path},sims=4", f"net:net=checkpoint:{one},sims=4"):
+        player = registry.make_player(spec)
+        player.new_game(5, SMOKE.komi)
+        moves.append(player.genmove(BLACK).action)
+        with pytest.raises(ValueError, match=r"plays 5x5, not 9x9"):
+            player.new_game(9, 7.5)
+    assert moves[0] == moves[1] and 0 <= moves[0] <= 25
+    # Damaged and foreign files are refused with the path named.
+    raw = bytearray(path.read_bytes())
+    raw[len(raw) // 2] ^= 0xFF
+    (tmp_path / "flipped.msgpack").write_bytes(bytes(raw))
+    (tmp_path / "cut.msgpack").write_bytes(bytes(raw[: len(raw) // 3]))
+    (tmp_path / "other.msgpack").write_bytes(b"\x81\xa1a\x01")
+    for name, why in (("flipped", "checksum|decode"), ("cut", "decode"), ("other", "does not say"), ("none", "no such")):
+        with pytest.raises(ValueError, match=rf"{tmp_path / name}.msgpack: .*({why})"):
+            load_network(tmp_path / f"{name}.msgpack")
+    assert cli.main(["export", str(tmp_path / "nothing"), str(tmp_path / "x.msgpack")]) == 2
+    assert "no checkpoint" in capsys.readouterr().err and not (tmp_path / "x.msgpack").exists()
+
+
+def test_time_limit_stops_after_an_evaluated_iteration(runs, tmp_path, capsys):
+    one, _, _ = runs
+    copy = tmp_path / "copy"
+    shutil.copytree(one, copy)
+    # Resumed to 10 iterations with no time to spare: one more iteration, evaluated, then stop.
+    assert cli.main(["train", "--no-progress", "--resume", "--iterations", "10", "--time-limit", "0",
+                     "--out", str(copy)]) == 0
+    assert "finished 4 iterations" in capsys.readouterr().out
+    rows = read_rows(copy)
+    assert [int(r["step"]) for r in rows] == [0, 1, 2, 3, 4] and rows[-1]["win_random"]

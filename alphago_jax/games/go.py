@@ -144,6 +144,9 @@ class Go(Game):
       superko: positional superko if True, else simple ko.
       allow_suicide: if True, suicide is legal and removes the suicided chain.
       max_moves: the game ends after this many actions; default ``2 * size * size``.
+      pass_after: passing is legal only from this move number on (counting from 0), or when no
+        other move is legal; 0 (the rules): always. A self-play aid: it keeps a young network
+        from ending games by passing before anything is decided.
     """
 
     size: int = 19
@@ -151,6 +154,7 @@ class Go(Game):
     superko: bool = True
     allow_suicide: bool = False
     max_moves: int | None = None
+    pass_after: int = 0
 
     _title = "Go"  # the name used in error messages
 
@@ -162,6 +166,8 @@ class Go(Game):
             object.__setattr__(self, "max_moves", 2 * self.size * self.size)
         if self.max_moves < 1:
             raise ValueError(f"max_moves must be at least 1, got {self.max_moves}")
+        if not isinstance(self.pass_after, (int, np.integer)) or self.pass_after < 0:
+            raise ValueError(f"pass_after must be an integer >= 0, got {self.pass_after!r}")
         object.__setattr__(self, "komi", float(self.komi))
 
     # ----------------------------------------------------------------------------- sizes
@@ -391,7 +397,8 @@ class Go(Game):
         return state.board == 0, has_lib | safe_join, captures
 
     def _legal(self, state: GoState) -> jnp.ndarray:
-        """bool[N + 1]: legal actions for ``state.to_play`` (pass always legal)."""
+        """bool[N + 1]: legal actions for ``state.to_play`` (pass always legal, unless
+        ``pass_after`` says not yet and another move is legal)."""
         n = self.num_points
         empty, keeps_liberty, captures = self._move_facts(state)
         breathes = keeps_liberty | captures
@@ -401,7 +408,10 @@ class Go(Game):
             legal = legal & ~self._superko_repeats(state, empty & captures, empty & ~breathes)
         else:
             legal = legal & (jnp.arange(n) != state.ko)
-        return jnp.concatenate([legal, jnp.ones((1,), bool)])
+        can_pass = jnp.ones((1,), bool)
+        if self.pass_after:
+            can_pass = can_pass & ((state.move_count >= self.pass_after) | ~jnp.any(legal))
+        return jnp.concatenate([legal, can_pass])
 
     def _superko_repeats(self, state: GoState, captures, suicides):
         """bool[N]: empty points whose move would recreate an earlier position.

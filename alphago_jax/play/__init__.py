@@ -4,12 +4,14 @@
   undo, Tromp-Taylor score, SGF record) on the JAX rules;
 - ``players``: the ``Player`` protocol and the players on this project's rules: random,
   a network's raw policy, PUCT search with tree reuse (pure-rollout MCTS, or a network);
+- ``amaf_players``: GRAVE and MCPS searches as players;
 - ``gtp_player``: an external GTP engine (GNU Go) as a ``Player``; ``gtp_client``: the pipe;
 - ``registry``: players by name (``mcts:sims=200``, ``gtp:/usr/games/gnugo --mode gtp``);
 - ``analysis``: search statistics per move, in Leela Zero's ``lz-analyze`` form;
 - ``gtp``: the GTP v2 engine (``alphago-jax gtp``);
 - ``arena``: matches between two players with a results table (``alphago-jax arena``);
 - ``terminal``: a human against a player (``alphago-jax play``);
+- ``notebook``: a human against a player in a notebook, one call per move (``NotebookGame``);
 - ``commands``: those three subcommands for the command line.
 
 Layer: the top, beside ``train``; it composes games, search, networks and SGF.

@@ -134,6 +134,45 @@ def play_one_game(black: Player, white: Player, size: int = 9, komi: float = 7.5
                            final_board=pos.board.copy())
 
 
+def _names(player_name: str, opponent_name: str) -> tuple[str, str]:
+    """The two names of a match, told apart when they are equal."""
+    if player_name == opponent_name:
+        return f"{player_name} (1)", f"{opponent_name} (2)"
+    return player_name, opponent_name
+
+
+def _match_game(i: int, player: Player, opponent: Player, names: tuple[str, str], size: int, komi: float,
+                out: pathlib.Path | None, **rules) -> GameResult:
+    """Game ``i`` (from 0) of a match: ``player`` is black when ``i`` is even; saved as
+    ``game-<i + 1>.sgf`` in ``out``."""
+    a_black = i % 2 == 0
+    black, white = (player, opponent) if a_black else (opponent, player)
+    names = names if a_black else names[::-1]
+    pos, game = play_one_game(black, white, size, komi, names=names, **rules)
+    path = None
+    if out is not None:
+        path = out / f"game-{i + 1:03d}.sgf"
+        sgf.save(pos.record(game.result, black_name=names[0], white_name=names[1]), path)
+    return dataclasses.replace(game, index=i + 1, sgf_path=path)
+
+
+def _finish(games: list[GameResult], names: tuple[str, str], size: int, komi: float, seconds: float | None,
+            out: pathlib.Path | None) -> Match:
+    games = sorted(games, key=lambda g: g.index)
+    outcomes = [0 if g.winner == 0 else (1 if (g.winner == BLACK) == (g.black == names[0]) else -1) for g in games]
+    match = Match(MatchResult.from_outcomes(names[0], names[1], outcomes), tuple(games))
+    if out is not None:
+        (out / "results.md").write_text(_report(match, size, komi, seconds))
+    return match
+
+
+def _output_dir(out_dir) -> pathlib.Path | None:
+    out = pathlib.Path(out_dir) if out_dir is not None else None
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
 def run_match(player: Player, opponent: Player, games: int, size: int = 9, komi: float = 7.5, *,
               seconds: float | None = None, resign_below: float = 0.0, cleanup: bool = True,
               max_moves: int | None = None, out_dir=None, progress: bool = True,
@@ -148,39 +187,73 @@ def run_match(player: Player, opponent: Player, games: int, size: int = 9, komi:
     """
     if games < 1:
         raise ValueError(f"games must be at least 1, got {games}")
-    name_a, name_b = player.name, opponent.name
-    if name_a == name_b:
-        name_a, name_b = f"{name_a} (1)", f"{name_b} (2)"
-    out = pathlib.Path(out_dir) if out_dir is not None else None
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
+    names = _names(player.name, opponent.name)
+    out = _output_dir(out_dir)
+    rules = dict(seconds=seconds, resign_below=resign_below, cleanup=cleanup, max_moves=max_moves)
     from tqdm import tqdm
 
-    results, outcomes = [], []
-    with tqdm(total=games, desc=f"{name_a} vs {name_b}", unit="game", disable=not progress, file=sys.stderr) as bar:
+    results = []
+    with tqdm(total=games, desc=f"{names[0]} vs {names[1]}", unit="game", disable=not progress, file=sys.stderr) as bar:
         for i in range(games):
-            a_black = i % 2 == 0
-            black, white = (player, opponent) if a_black else (opponent, player)
-            names = (name_a, name_b) if a_black else (name_b, name_a)
-            pos, game = play_one_game(black, white, size, komi, seconds=seconds, resign_below=resign_below,
-                                      cleanup=cleanup, max_moves=max_moves, names=names)
-            path = None
-            if out is not None:
-                path = out / f"game-{i + 1:03d}.sgf"
-                sgf.save(pos.record(game.result, black_name=names[0], white_name=names[1]), path)
-            game = dataclasses.replace(game, index=i + 1, sgf_path=path)
+            game = _match_game(i, player, opponent, names, size, komi, out, **rules)
             results.append(game)
-            mine = BLACK if a_black else WHITE
-            outcomes.append(0 if game.winner == 0 else (1 if game.winner == mine else -1))
             if on_game is not None:
                 on_game(game)
-            wins = sum(o > 0 for o in outcomes)
-            bar.set_postfix_str(f"{name_a} {wins}/{len(outcomes)}, last {game.result}")
+            wins = sum(g.winner != 0 and (g.winner == BLACK) == (g.black == names[0]) for g in results)
+            bar.set_postfix_str(f"{names[0]} {wins}/{len(results)}, last {game.result}")
             bar.update()
-    match = Match(MatchResult.from_outcomes(name_a, name_b, outcomes), tuple(results))
-    if out is not None:
-        (out / "results.md").write_text(_report(match, size, komi, seconds))
-    return match
+    return _finish(results, names, size, komi, seconds, out)
+
+
+_WORKER: dict = {}
+
+
+def _start_worker(player_spec: str, opponent_spec: str, args: tuple) -> None:
+    """Pool initializer: each process builds both players once, for all its games."""
+    from alphago_jax.play.registry import make_player
+
+    player, opponent = make_player(player_spec), make_player(opponent_spec)
+    _WORKER.update(player=player, opponent=opponent, names=_names(player.name, opponent.name), args=args)
+
+
+def _worker_game(i: int) -> GameResult:
+    w = _WORKER
+    size, komi, out, rules = w["args"]
+    for player in (w["player"], w["opponent"]):  # each game its own random stream, whichever process
+        player.reseed(i)
+    return _match_game(i, w["player"], w["opponent"], w["names"], size, komi, out, **rules)
+
+
+def run_match_parallel(player_spec: str, opponent_spec: str, games: int, processes: int, size: int = 9,
+                       komi: float = 7.5, *, seconds: float | None = None, resign_below: float = 0.0,
+                       cleanup: bool = True, max_moves: int | None = None, out_dir=None,
+                       progress: bool = True, on_game: Callable[[GameResult], None] | None = None) -> Match:
+    """``run_match`` with the games shared among ``processes`` worker processes, each holding its
+    own pair of players made from the specs (``registry.make_player``). Game ``i`` is played as
+    in ``run_match`` (the same colours, the same SGF name), both players reseeded with ``i``
+    (``Player.reseed``) so that the processes do not repeat each other; with a time per move, each process
+    has that time per move, so the players' effort shrinks when the processes outnumber the cores.
+    """
+    if games < 1 or processes < 1:
+        raise ValueError(f"games and processes must be at least 1, got {games} and {processes}")
+    import multiprocessing
+
+    from tqdm import tqdm
+
+    out = _output_dir(out_dir)
+    rules = dict(seconds=seconds, resign_below=resign_below, cleanup=cleanup, max_moves=max_moves)
+    results = []
+    context = multiprocessing.get_context("spawn")  # JAX does not survive fork
+    with context.Pool(processes, _start_worker, (player_spec, opponent_spec, (size, komi, out, rules))) as pool, \
+            tqdm(total=games, desc="match", unit="game", disable=not progress, file=sys.stderr) as bar:
+        for game in pool.imap_unordered(_worker_game, range(games)):
+            results.append(game)
+            if on_game is not None:
+                on_game(game)
+            bar.set_postfix_str(f"last {game.result}")
+            bar.update()
+    names = (results[0].black, results[0].white) if results[0].index % 2 else (results[0].white, results[0].black)
+    return _finish(results, names, size, komi, seconds, out)
 
 
 def _report(match: Match, size: int, komi: float, seconds: float | None) -> str:

@@ -11,12 +11,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-DEFAULT_PLAYER = "mcts"
-"""The player of ``gtp`` and ``play`` when none is named (the shipped network's, once it ships)."""
+DEFAULT_PLAYER = "default"
+"""The player of ``gtp`` and ``play`` when none is named: the shipped network on 9x9, pure MCTS
+on other sizes."""
 
-PLAYER_HELP = ("a player: random, mcts[:sims=N,nodes=N,c_puct=X,seed=N], net[:net=SOURCE,sims=N,...], "
-               "policy[:net=SOURCE], gtp:COMMAND LINE (an external engine, or just its path and arguments); "
-               "planned: checkpoint:PATH, alphago, grave, mcps")
+PLAYER_HELP = ("a player: default (the shipped 9x9 network; pure MCTS on other sizes), random, "
+               "mcts[:sims=N,nodes=N,c_puct=X,seed=N], net[:net=SOURCE,sims=N,...], checkpoint:PATH[,sims=N], "
+               "policy[:net=SOURCE], alphago[:dir=DIR,sims=N,lam=X], grave[:playouts=N], mcps[:playouts=N], "
+               "gtp:COMMAND LINE (an external engine, or just its path and arguments)")
 
 
 def _colour(text: str) -> int:
@@ -51,14 +53,18 @@ def run_gtp(args) -> int:
 
 def run_arena(args) -> int:
     """``alphago-jax arena``: a match between two players, its games saved, its table printed."""
-    from alphago_jax.play.arena import run_match
+    from alphago_jax.play.arena import run_match, run_match_parallel
     from alphago_jax.play.gtp_client import GTPError
 
-    with _player(args.player) as a, _player(args.opponent) as b:
+    options = dict(seconds=args.time, resign_below=args.resign, cleanup=not args.no_cleanup, max_moves=args.max_moves,
+                   out_dir=args.out, progress=not args.no_progress)
+    with _player(args.player) as a, _player(args.opponent) as b:  # bad specs fail here, clearly
         try:
-            match = run_match(a, b, args.games, args.size, args.komi, seconds=args.time, resign_below=args.resign,
-                              cleanup=not args.no_cleanup, max_moves=args.max_moves, out_dir=args.out,
-                              progress=not args.no_progress)
+            if args.parallel > 1:
+                match = run_match_parallel(args.player, args.opponent, args.games, args.parallel, args.size,
+                                           args.komi, **options)
+            else:
+                match = run_match(a, b, args.games, args.size, args.komi, **options)
         except GTPError as e:
             raise ValueError(f"an external engine failed: {e}") from None
     print(match.table, end="")
@@ -113,6 +119,9 @@ def add_commands(subparsers) -> None:
     arena.add_argument("--max-moves", type=int, default=None, help="move limit per game (default 3 per point)")
     arena.add_argument("--out", default="arena", help="directory for the SGF records and results.md (default arena)")
     arena.add_argument("--no-cleanup", action="store_true", help="end at the first two passes, no cleanup phase")
+    arena.add_argument("--parallel", type=int, default=1, metavar="N",
+                       help="play the games in N processes at once, each with its own players (default 1); "
+                            "with --time each process has that time per move")
     arena.add_argument("--no-progress", action="store_true", help="no progress bar")
     arena.set_defaults(run=run_arena)
 

@@ -134,6 +134,10 @@ class Player(abc.ABC):
     def close(self) -> None:
         """Release what the player holds (processes, devices)."""
 
+    def reseed(self, seed: int) -> None:
+        """Restart the player's random stream from ``seed`` mixed with its own seed (players of a
+        parallel match start each game from its number); players without one ignore it."""
+
     def __enter__(self):
         return self
 
@@ -145,6 +149,63 @@ class Player(abc.ABC):
 
     @abc.abstractmethod
     def _play(self, colour: int, action: int) -> None: ...
+
+
+class BySizePlayer(Player):
+    """One player per board size: ``makers[size]()`` on the sizes it names, ``fallback()`` on the
+    others, each made when first needed and kept. Before the first game it is the player of
+    the first size named."""
+
+    def __init__(self, makers: dict[int, Callable[[], Player]], fallback: Callable[[], Player]):
+        self._makers, self._fallback, self._built = dict(makers), fallback, {}
+        self._current = self._player(next(iter(self._makers))) if self._makers else None
+
+    def _player(self, size: int) -> Player:
+        key = size if size in self._makers else None
+        if key not in self._built:
+            self._built[key] = self._makers[key]() if key is not None else self._fallback()
+        return self._built[key]
+
+    @property
+    def current(self) -> Player:
+        if self._current is None:
+            self._current = self._player(-1)
+        return self._current
+
+    name = property(lambda self: self.current.name)
+    can_cleanup = property(lambda self: self.current.can_cleanup)
+    can_analyze = property(lambda self: self.current.can_analyze)
+
+    def new_game(self, size: int, komi: float, setup=None, first_player: int = BLACK, handicap: int = 0) -> None:
+        player = self._player(size)
+        player.new_game(size, komi, setup, first_player, handicap)
+        self._current = player
+
+    def play(self, colour: int, action: int) -> None:
+        self.current.play(colour, action)
+
+    def genmove(self, colour, seconds=None, **kwargs) -> Decision:
+        return self.current.genmove(colour, seconds, **kwargs)
+
+    def undo(self) -> None:
+        self.current.undo()
+
+    def analyze(self, colour, report, stop, interval=1.0) -> None:
+        self.current.analyze(colour, report, stop, interval)
+
+    def reseed(self, seed: int) -> None:
+        for player in self._built.values():
+            player.reseed(seed)
+
+    def close(self) -> None:
+        for player in self._built.values():
+            player.close()
+
+    def _new_game(self, size, komi, setup, first_player, handicap) -> None:  # new_game delegates
+        raise NotImplementedError
+
+    def _play(self, colour, action) -> None:  # play delegates
+        raise NotImplementedError
 
 
 class LocalPlayer(Player):
@@ -238,7 +299,11 @@ class RandomPlayer(LocalPlayer):
 
     def __init__(self, seed: int = 0, name: str = "random"):
         super().__init__(name)
+        self._seed = seed
         self._rng = np.random.default_rng(seed)
+
+    def reseed(self, seed: int) -> None:
+        self._rng = np.random.default_rng((self._seed, seed))
 
     def _decide(self, colour, seconds) -> Decision:
         legal = np.flatnonzero(self.pos.legal_mask(colour))
@@ -325,6 +390,7 @@ class SearchPlayer(LocalPlayer):
         super().__init__(name, history)
         self.config = config
         self._evaluator, self._params_for = evaluator, params
+        self._seed = seed
         self._key = jax.random.PRNGKey(seed)
         self.tree = None
         self._tree_at = None  # (moves played, colour to move) of the tree's root
@@ -336,6 +402,9 @@ class SearchPlayer(LocalPlayer):
 
     def _reset(self) -> None:
         self.tree, self._tree_at = None, None
+
+    def reseed(self, seed: int) -> None:
+        self._key = jax.random.fold_in(jax.random.PRNGKey(self._seed), seed)
 
     def _next_key(self):
         self._key, k = jax.random.split(self._key)

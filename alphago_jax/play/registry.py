@@ -3,21 +3,33 @@
 A player spec is ``KIND`` or ``KIND:OPTIONS``; for most kinds the options are
 ``name=value`` pairs separated by commas::
 
+    default                         the shipped 9x9 network with search on 9x9, pure-rollout MCTS
+                                    on other sizes                     (sims, nodes, c_puct, seed)
     random                          uniformly random legal moves       (seed)
     mcts:sims=200                   pure-rollout MCTS                  (sims, nodes, c_puct, seed)
     net:net=untrained,sims=64       a network with PUCT search         (net, sims, nodes, c_puct, symmetries, seed)
     policy:net=untrained            a network's raw policy             (net)
+    alphago:dir=runs/ag,sims=100    AlphaGo: SL priors, value + rollouts (dir, policy, value, rollout, sims, lam, ...)
+    alphago-policy:run=runs/ag/rl   an AlphaGo policy alone, sampling  (run, temperature, seed)
+    grave:playouts=300              GRAVE                              (playouts, nodes, ref, bias, seed)
+    mcps:playouts=300,rho=30        Monte Carlo Permutation Search     (playouts, nodes, ref, window, rho, seed)
     gtp:/usr/games/gnugo --mode gtp --level 1    an external GTP engine (the rest is its command line)
     /usr/games/gnugo --mode gtp     the same: a spec whose first word is a path runs that engine
 
 ``sims`` is the simulations per move without a time limit (default 200); ``nodes`` the tree's
 capacity (default ``8 * sims + 1``), which bounds a move searched for a time and ``lz-analyze``.
+``grave`` and ``mcps`` (``amaf_players``) search each move afresh with random playouts:
+``playouts`` per move (default 300; per chunk with a time limit), ``nodes`` the tree's capacity
+with a time limit and in ``lz-analyze`` (default ``8 * playouts + 1``), GRAVE's ``ref``
+(default 50) and ``bias`` (1e-5), MCPS's ``window`` (10000) and ``rho`` (30).
 
-Network sources (``net=``): ``untrained`` (a small randomly initialised AlphaGo Zero
-network, seed ``untrained:SEED``: for smoke tests), ``shipped`` and ``checkpoint:PATH``.
+Network sources (``net=``): ``shipped`` (the 9x9 AlphaGo Zero network in the package,
+``alphago_jax/data/zero_9x9.msgpack``), ``checkpoint:PATH`` (a file written by
+``alphago-jax export``, or a training run's directory: its latest checkpoint) and
+``untrained`` (a small randomly initialised AlphaGo Zero network, seed ``untrained:SEED``: for
+smoke tests). ``checkpoint:PATH,sims=..`` is a player: the network of PATH with search.
 
-Kinds and sources still to come are registered as planned (``shipped``, ``checkpoint``,
-``alphago``, ``grave``, ``mcps``): naming one says so. They are added with
+Kinds still to come are registered as planned: naming one says so. They are added with
 ``register_player`` / ``register_network``, which replace a planned entry.
 """
 
@@ -134,14 +146,19 @@ def _random(arg: str) -> Player:
     return RandomPlayer(**parse_options(arg, {"seed": int}, "random"))
 
 
+def _pop_count(options: dict, kind: str, count: str, default: int) -> int:
+    """Pop the per-move effort ``count`` (``sims``, ``playouts``) and check it and ``nodes``."""
+    n = options.pop(count, default)
+    if n < 1:
+        raise ValueError(f"{kind}: {count} must be at least 1, got {n}")
+    if options.get("nodes") is not None and options["nodes"] < n + 1:
+        raise ValueError(f"{kind}: nodes must be at least {count} + 1 = {n + 1}, got {options['nodes']}")
+    return n
+
+
 def _search_options(arg: str, kind: str, extra: dict[str, type]) -> dict:
     options = parse_options(arg, {"sims": int, "nodes": int, "c_puct": float, "seed": int, **extra}, kind)
-    sims = options.pop("sims", 200)
-    if sims < 1:
-        raise ValueError(f"{kind}: sims must be at least 1, got {sims}")
-    if options.get("nodes") is not None and options["nodes"] < sims + 1:
-        raise ValueError(f"{kind}: nodes must be at least sims + 1 = {sims + 1}, got {options['nodes']}")
-    return dict(simulations=sims, **options)
+    return dict(simulations=_pop_count(options, kind, "sims", 200), **options)
 
 
 def _mcts(arg: str) -> Player:
@@ -182,6 +199,105 @@ def untrained_network(seed: int = 0, blocks: int = 1, filters: int = 16) -> Netw
                    history=8, name="untrained")
 
 
+SHIPPED_NETWORK = "zero_9x9.msgpack"
+"""The file name, in ``alphago_jax/data/``, of the network shipped with the package."""
+
+
+def shipped_network_path():
+    """Where the shipped network file is (``importlib.resources``; it may not exist in a
+    checkout that has not fetched it)."""
+    import importlib.resources
+
+    return importlib.resources.files("alphago_jax") / "data" / SHIPPED_NETWORK
+
+
+def saved_network(saved, name: str) -> Network:
+    """A ``Network`` of a ``nets.saved.SavedNetwork`` (its variables on the device once); it
+    plays only the board size it was trained on."""
+    from alphago_jax import features
+
+    on_device = functools.lru_cache(maxsize=1)(lambda: jax.device_put(saved.variables))
+
+    def variables(size: int):
+        if size != saved.board_size:
+            raise ValueError(f"network {name} ({saved.path}) plays {saved.board_size}x{saved.board_size}, "
+                             f"not {size}x{size}")
+        return on_device()
+
+    net = saved.net
+    return Network(apply=lambda v, x: net.apply(v, x), planes=features.zero_planes, variables=variables,
+                   history=8, name=name)
+
+
+def _shipped(arg: str) -> Network:
+    from alphago_jax.nets.saved import load_network
+
+    if arg:
+        raise ValueError(f"shipped takes no argument, got {arg!r}")
+    path = shipped_network_path()
+    if not path.is_file():
+        raise ValueError(f"{path}: the shipped network file is missing from this installation")
+    return saved_network(load_network(path), "shipped")
+
+
+def _checkpoint_network(arg: str) -> Network:
+    import pathlib
+
+    from alphago_jax.nets.saved import load_network
+
+    if not arg:
+        raise ValueError("checkpoint: give a network file or a training run's directory, e.g. checkpoint:runs/zero")
+    path = pathlib.Path(arg).expanduser()
+    if path.is_dir():
+        from alphago_jax.train import zero
+
+        return saved_network(zero.network_of_run(path), path.name or str(path))
+    return saved_network(load_network(path), path.stem)
+
+
+def _default(arg: str) -> Player:
+    from alphago_jax.nets.saved import load_network as load_file
+    from alphago_jax.play.players import BySizePlayer
+
+    options = _search_options(arg, "default", {})
+    path = shipped_network_path()
+    if not path.is_file():
+        raise ValueError(f"{path}: the shipped network file is missing from this installation")
+    saved = load_file(path)
+    return BySizePlayer({saved.board_size: lambda: network_player(saved_network(saved, "shipped"), **options)},
+                        lambda: mcts_player(**options))
+
+
+def _checkpoint_player(arg: str) -> Player:
+    path, _, rest = arg.partition(",")
+    return _net(f"net=checkpoint:{path}" + (f",{rest}" if rest else ""))
+
+
+def _amaf(arg: str, kind: str, extra: dict[str, type]) -> Player:
+    from alphago_jax.play.amaf_players import amaf_player
+
+    options = parse_options(arg, {"playouts": int, "nodes": int, "ref": int, "seed": int, **extra}, kind)
+    playouts = _pop_count(options, kind, "playouts", 300)
+    try:
+        return amaf_player(kind, playouts, **options)
+    except ValueError as e:
+        raise ValueError(f"{kind}: {e}") from None
+
+
+def _grave(arg: str) -> Player:
+    return _amaf(arg, "grave", {"bias": float})
+
+
+def _mcps(arg: str) -> Player:
+    return _amaf(arg, "mcps", {"window": int, "rho": int})
+
+
+def _alphago_player_module():
+    from alphago_jax.play import alphago_player
+
+    return alphago_player
+
+
 def _untrained(arg: str) -> Network:
     try:
         seed = int(arg) if arg else 0
@@ -190,16 +306,24 @@ def _untrained(arg: str) -> Network:
     return untrained_network(seed)
 
 
+register_player("default", "the shipped 9x9 network with PUCT search, pure-rollout MCTS on other sizes "
+                "(sims, nodes, c_puct, seed)", _default)
 register_player("random", "uniformly random legal moves (seed)", _random)
 register_player("mcts", "pure-rollout MCTS with tree reuse (sims, nodes, c_puct, seed)", _mcts)
 register_player("net", "a network with PUCT search (net, sims, nodes, c_puct, symmetries, seed)", _net)
 register_player("policy", "a network's raw policy, no search (net)", _policy)
 register_player("gtp", "an external GTP engine: gtp:COMMAND LINE", _gtp)
-register_player("checkpoint", "a training checkpoint with search: checkpoint:PATH", None)
-register_player("alphago", "AlphaGo: policy, value and rollout networks with search", None)
-register_player("grave", "GRAVE search", None)
-register_player("mcps", "Monte Carlo Permutation Search", None)
+register_player("checkpoint", "a network file or training run with PUCT search: checkpoint:PATH[,sims=..]",
+                _checkpoint_player)
+register_player("alphago", "AlphaGo: SL policy priors, value network and rollouts in PUCT search "
+                "(dir, policy, value, rollout, sims, lam, c_puct, nodes, leaf_batch, seed)",
+                lambda arg: _alphago_player_module().player_from_options(arg))
+register_player("alphago-policy", "an AlphaGo SL or RL policy network alone, sampling (run, temperature, seed)",
+                lambda arg: _alphago_player_module().policy_player_from_options(arg))
+register_player("grave", "GRAVE search, random playouts (playouts, nodes, ref, bias, seed)", _grave)
+register_player("mcps", "Monte Carlo Permutation Search (playouts, nodes, ref, window, rho, seed)", _mcps)
 
 register_network("untrained", "a small randomly initialised network (untrained:SEED)", _untrained)
-register_network("shipped", "the network shipped with the package", None)
-register_network("checkpoint", "a training checkpoint: checkpoint:PATH", None)
+register_network("shipped", "the 9x9 AlphaGo Zero network shipped with the package", _shipped)
+register_network("checkpoint", "a network file (alphago-jax export) or a training run's directory: checkpoint:PATH",
+                 _checkpoint_network)

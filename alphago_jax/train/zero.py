@@ -102,7 +102,11 @@ class ZeroConfig:
     """Everything that defines a run (frozen, hashable; saved with every checkpoint).
 
     Game: ``board_size`` x ``board_size`` Go, ``komi``, ``max_moves`` (default Go's
-    ``2 * size * size``: a game never lasts longer, which bounds the trajectories).
+    ``2 * size * size``: a game never lasts longer, which bounds the trajectories),
+    ``pass_after`` (``Go.pass_after``: no pass before that move unless nothing else is legal, in
+    self-play and evaluation games; 0: the plain rules). Without it a young 9x9 network can
+    learn to end games early: white, seeing every move as lost, passes, and black passes to
+    win on area (the 9x9 run in docs/results.md fell into that).
 
     Network: ``DualResNet(blocks, filters, value_hidden)`` on AlphaGo Zero's 17 planes.
 
@@ -133,6 +137,7 @@ class ZeroConfig:
     board_size: int = 5
     komi: float = 0.5
     max_moves: int | None = None
+    pass_after: int = 0
     blocks: int = 2
     filters: int = 32
     value_hidden: int = 32
@@ -168,7 +173,7 @@ class ZeroConfig:
             if not isinstance(x, (int, np.integer)) or isinstance(x, bool) or x < low:
                 bad(name, f"must be an int >= {low}")
 
-        games.make("go", size=self.board_size, komi=self.komi, max_moves=self.max_moves)  # validates the game
+        self.game  # validates the game's settings
         for name in ("blocks", "temperature_moves", "min_replay", "eval_interval", "eval_games", "seed"):
             integer(name, 0)
         for name in ("filters", "value_hidden", "num_simulations", "selfplay_batch", "selfplay_moves",
@@ -202,7 +207,8 @@ class ZeroConfig:
     @property
     def game(self) -> WithHistory:
         """Go with the last 8 boards kept in the state (what the 17 planes need)."""
-        return WithHistory(games.make("go", size=self.board_size, komi=self.komi, max_moves=self.max_moves), boards=8)
+        return WithHistory(games.make("go", size=self.board_size, komi=self.komi, max_moves=self.max_moves,
+                                      pass_after=self.pass_after), boards=8)
 
     @property
     def net(self) -> nets.DualResNet:
@@ -258,7 +264,7 @@ PRESETS: dict[str, ZeroConfig] = {
         eval_simulations=4, baseline_simulations=4, keep=2),
     # One accelerator, hours.
     "9x9": ZeroConfig(
-        board_size=9, komi=7.5, blocks=6, filters=64, value_hidden=64, num_simulations=128,
+        board_size=9, komi=7.5, pass_after=40, blocks=6, filters=64, value_hidden=64, num_simulations=128,
         dirichlet_alpha=0.3, temperature_moves=16, selfplay_batch=512, selfplay_moves=64,
         replay_capacity=500_000, min_replay=20_000, train_batch=512, train_steps=256,
         optimizer=OptimizerConfig(kind="sgd", learning_rate=2e-2, momentum=0.9, weight_decay=1e-4,
@@ -597,7 +603,7 @@ def initialize_distributed(enabled: bool | None = None) -> bool:
 
 def train(config: ZeroConfig, out_dir, *, resume: bool = False, progress: bool = True,
           callback: Callable[[str, int], None] | None = None, distributed: bool | None = None,
-          log: Callable[[str], None] | None = None) -> RunResult:
+          log: Callable[[str], None] | None = None, time_limit: float | None = None) -> RunResult:
     """Run (or resume) AlphaGo Zero training of ``config`` into ``out_dir``.
 
     Args:
@@ -612,6 +618,8 @@ def train(config: ZeroConfig, out_dir, *, resume: bool = False, progress: bool =
         1) and with ``("done", iterations)`` at the end.
       distributed: call ``jax.distributed.initialize()`` first (None: per ``ALPHAGO_JAX_DISTRIBUTED``).
       log: where the per-evaluation lines go (default: through tqdm to stderr).
+      time_limit: seconds of wall time: the run stops after the iteration during which they
+        ran out, evaluating and checkpointing it as a last iteration (``--resume`` continues).
 
     Returns:
       A ``RunResult``.
@@ -666,6 +674,7 @@ def train(config: ZeroConfig, out_dir, *, resume: bool = False, progress: bool =
         if logger:
             logger.log(0, {**row, "train_step": 0})
 
+    started = time.perf_counter()
     for iteration in range(start + 1, config.iterations + 1):
         t0 = time.perf_counter()
         key, k_selfplay, k_train, k_eval = programs.split(state["key"])
@@ -689,8 +698,8 @@ def train(config: ZeroConfig, out_dir, *, resume: bool = False, progress: bool =
             row["train_steps_per_s"] = config.train_steps / (time.perf_counter() - t1)
         row["train_step"] = int(state["train"].step)
 
-        evaluating = config.eval_games and (iteration == config.iterations or
-                                            (config.eval_interval and iteration % config.eval_interval == 0))
+        last = iteration == config.iterations or _out_of_time(started, time_limit)
+        evaluating = config.eval_games and (last or (config.eval_interval and iteration % config.eval_interval == 0))
         if evaluating:
             notify("evaluate", iteration)
             row.update(evaluate(iteration, k_eval))
@@ -704,8 +713,10 @@ def train(config: ZeroConfig, out_dir, *, resume: bool = False, progress: bool =
             "devices": programs.mesh.devices.size, "workers": programs.workers})
         bar.set_postfix({k: f"{row[k]:.3g}" for k in ("loss", "win_random", "win_mcts") if k in row})
         bar.update(1)
+        if last:
+            break
     bar.close()
-    notify("done", config.iterations)
+    notify("done", int(state["iteration"]))
 
     final = ckpt.latest_step()
     plot = sample = None
@@ -721,10 +732,70 @@ def train(config: ZeroConfig, out_dir, *, resume: bool = False, progress: bool =
                      sample_game=sample, iterations=final, train_steps=int(state["train"].step))
 
 
+def _out_of_time(started: float, time_limit: float | None) -> bool:
+    """Whether ``time_limit`` seconds have passed since ``started``, as the first process sees
+    it: every process of a multi-host run must stop after the same iteration."""
+    if time_limit is None:
+        return False
+    out = time.perf_counter() - started >= time_limit
+    if jax.process_count() > 1:
+        from jax.experimental import multihost_utils
+
+        out = bool(multihost_utils.broadcast_one_to_all(np.int32(out)))
+    return out
+
+
 def _plot_keys(metrics_csv) -> list[list[str]]:
     columns = read_metrics(metrics_csv)
     panels = [[k for k in panel if k in columns and np.any(np.isfinite(columns[k]))] for panel in PLOT_PANELS]
     return [p for p in panels if p]
+
+
+def network_of_run(out_dir, *, iteration: int | None = None, which: str = "latest"):
+    """The network of a run's checkpoint as a ``nets.saved.SavedNetwork`` (numpy variables).
+
+    Args:
+      out_dir: the run's directory.
+      iteration: the checkpoint (default: the latest).
+      which: ``"latest"`` (the network being trained) or ``"best"`` (the gated best one).
+
+    Raises:
+      CheckpointError / ValueError: naming the path, for a directory without a readable run.
+    """
+    from alphago_jax.nets.saved import SavedNetwork
+
+    if which not in ("latest", "best"):
+        raise ValueError(f"which must be 'latest' or 'best', got {which!r}")
+    config = saved_config(out_dir)
+    if config is None:
+        raise ValueError(f"{checkpoint_dir(out_dir)}: no checkpoint of a training run")
+    with Checkpointer(checkpoint_dir(out_dir), kind=KIND, read_only=True) as ckpt:
+        restored = ckpt.restore(iteration)
+    where = checkpoint_dir(out_dir) / str(restored.step)
+    try:
+        train_state = restored.state["train"]
+        variables = restored.state["best"] if which == "best" else {k: train_state[k] for k in ("params", "batch_stats")}
+        steps = int(np.asarray(train_state["step"]))
+    except (KeyError, TypeError) as e:
+        raise CheckpointError(f"{where}: not an AlphaGo Zero run state (missing {e})") from None
+    variables = jax.tree_util.tree_map(lambda x: np.asarray(x, np.float32), variables)
+    info = {"run": str(pathlib.Path(out_dir).absolute()), "iteration": restored.step, "train_steps": steps,
+            "network": which, "config": config.to_dict()}
+    return SavedNetwork(net=config.net, variables=variables, board_size=config.board_size, komi=config.komi,
+                        info=info, path=where)
+
+
+def export_network(out_dir, path, *, iteration: int | None = None, which: str = "latest",
+                   info: Mapping[str, Any] | None = None) -> pathlib.Path:
+    """Write the network of a run's checkpoint (``network_of_run``) to one file
+    (``nets.saved.save_network``), for the players; ``info`` is added to the file's description
+    (which already names the run, the iteration, the training steps and the configuration)."""
+    from alphago_jax.nets.saved import save_network
+
+    saved = network_of_run(out_dir, iteration=iteration, which=which)
+    net = saved.net
+    return save_network(path, saved.variables, blocks=net.blocks, filters=net.filters, value_hidden=net.value_hidden,
+                        board_size=saved.board_size, komi=saved.komi, info={**saved.info, **dict(info or {})})
 
 
 def plot_run(out_dir) -> pathlib.Path:
@@ -746,6 +817,8 @@ __all__ = [
     "ZeroConfig",
     "build",
     "checkpoint_dir",
+    "export_network",
+    "network_of_run",
     "initialize_distributed",
     "num_workers",
     "plot_run",

@@ -1,0 +1,127 @@
+"""AlphaGo Zero networks saved as one file: the network shipped with the package, and exports
+of training runs (``alphago-jax export``).
+
+A file is msgpack (``flax.serialization``) holding a header and the variables::
+
+    {"format": "alphago_jax-network", "version": 1, "kind": "dual_resnet",
+     "config": {"blocks", "filters", "value_hidden", "board_size", "komi"},
+     "info": {...anything JSON-able: the run, iteration, training steps, the command...},
+     "variables": <msgpack bytes of {"params", "batch_stats"}>, "crc32": <of those bytes>}
+
+The variables are float32 numpy arrays. Loading checks the header, the checksum and every
+array's shape against the network the header describes, and raises ``ValueError`` naming the
+file for anything that does not fit (a truncated or altered file, another format, another
+network).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import pathlib
+import zlib
+from typing import Any
+
+import jax
+import numpy as np
+from flax import serialization
+
+from alphago_jax.features import zero as zero_features
+from alphago_jax.nets.resnet import DualResNet
+
+FORMAT = "alphago_jax-network"
+VERSION = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class SavedNetwork:
+    """A loaded network file.
+
+    Attributes:
+      net: the ``DualResNet`` (17 input planes).
+      variables: ``{"params", "batch_stats"}``, float32 numpy leaves.
+      board_size: the board it was trained on (its value head is sized for it).
+      komi: the komi it was trained with.
+      info: the file's free-form description (run, iteration, command, ...).
+      path: where it was read from.
+    """
+
+    net: DualResNet
+    variables: Any
+    board_size: int
+    komi: float
+    info: dict
+    path: pathlib.Path
+
+
+def _host(tree):
+    return jax.tree_util.tree_map(lambda x: np.asarray(x, np.float32), tree)
+
+
+def save_network(path, variables, *, blocks: int, filters: int, value_hidden: int, board_size: int,
+                 komi: float, info: dict | None = None) -> pathlib.Path:
+    """Write ``variables`` of ``DualResNet(17, blocks, filters, value_hidden)`` to ``path``,
+    atomically (a temporary file renamed into place). Returns the path."""
+    body = serialization.msgpack_serialize(serialization.to_state_dict(_host(variables)))
+    record = {
+        "format": FORMAT, "version": VERSION, "kind": "dual_resnet",
+        "config": {"blocks": int(blocks), "filters": int(filters), "value_hidden": int(value_hidden),
+                   "board_size": int(board_size), "komi": float(komi)},
+        "info": dict(info or {}), "variables": body, "crc32": zlib.crc32(body),
+    }
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(serialization.msgpack_serialize(record))
+    os.replace(tmp, path)
+    return path
+
+
+def load_network(path) -> SavedNetwork:
+    """Read a network file written by ``save_network``.
+
+    Raises:
+      ValueError: naming ``path``: missing, unreadable, another format or version, a failed
+        checksum, or arrays that do not fit the network the header describes.
+    """
+    path = pathlib.Path(path)
+    if not path.is_file():
+        raise ValueError(f"{path}: no such network file")
+
+    def bad(why):
+        return ValueError(f"{path}: not a usable network file: {why}")
+
+    try:
+        record = serialization.msgpack_restore(path.read_bytes())
+    except Exception as e:  # msgpack raises several types for damaged data
+        raise bad(f"cannot decode it ({type(e).__name__})") from None
+    if not isinstance(record, dict) or record.get("format") != FORMAT:
+        raise bad(f"the header does not say {FORMAT!r}")
+    if record.get("version") != VERSION or record.get("kind") != "dual_resnet":
+        raise bad(f"version {record.get('version')!r} / kind {record.get('kind')!r}; this version reads "
+                  f"{VERSION} / 'dual_resnet'")
+    body = record.get("variables")
+    if not isinstance(body, bytes) or zlib.crc32(body) != record.get("crc32"):
+        raise bad("its arrays fail their checksum (the file is damaged)")
+    try:
+        config = record["config"]
+        net = DualResNet(in_planes=zero_features.NUM_PLANES, blocks=int(config["blocks"]),
+                         filters=int(config["filters"]), value_hidden=int(config["value_hidden"]))
+        size, komi = int(config["board_size"]), float(config["komi"])
+    except (KeyError, TypeError, ValueError) as e:
+        raise bad(f"bad network description ({e})") from None
+    from alphago_jax.nets import init_variables
+
+    expected = jax.eval_shape(lambda: init_variables(net, jax.random.PRNGKey(0), size))
+    try:
+        variables = serialization.from_state_dict(expected, serialization.msgpack_restore(body))
+    except Exception as e:
+        raise bad(f"its arrays do not fit the network it describes ({e})") from None
+    for (where, want), got in zip(jax.tree_util.tree_leaves_with_path(expected), jax.tree_util.tree_leaves(variables)):
+        if np.shape(got) != want.shape:
+            raise bad(f"array {jax.tree_util.keystr(where)} has shape {np.shape(got)}, the network needs {want.shape}")
+    return SavedNetwork(net=net, variables=_host(variables), board_size=size, komi=komi,
+                        info=dict(record.get("info") or {}), path=path)
+
+
+__all__ = ["FORMAT", "VERSION", "SavedNetwork", "load_network", "save_network"]

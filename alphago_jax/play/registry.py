@@ -229,15 +229,20 @@ def saved_network(saved, name: str) -> Network:
                    history=8, name=name)
 
 
-def _shipped(arg: str) -> Network:
+def _shipped_file():
+    """The shipped network file, loaded (``nets.saved.SavedNetwork``)."""
     from alphago_jax.nets.saved import load_network
 
-    if arg:
-        raise ValueError(f"shipped takes no argument, got {arg!r}")
     path = shipped_network_path()
     if not path.is_file():
         raise ValueError(f"{path}: the shipped network file is missing from this installation")
-    return saved_network(load_network(path), "shipped")
+    return load_network(path)
+
+
+def _shipped(arg: str) -> Network:
+    if arg:
+        raise ValueError(f"shipped takes no argument, got {arg!r}")
+    return saved_network(_shipped_file(), "shipped")
 
 
 def _checkpoint_network(arg: str) -> Network:
@@ -256,14 +261,10 @@ def _checkpoint_network(arg: str) -> Network:
 
 
 def _default(arg: str) -> Player:
-    from alphago_jax.nets.saved import load_network as load_file
     from alphago_jax.play.players import BySizePlayer
 
     options = _search_options(arg, "default", {})
-    path = shipped_network_path()
-    if not path.is_file():
-        raise ValueError(f"{path}: the shipped network file is missing from this installation")
-    saved = load_file(path)
+    saved = _shipped_file()
     return BySizePlayer({saved.board_size: lambda: network_player(saved_network(saved, "shipped"), **options)},
                         lambda: mcts_player(**options))
 

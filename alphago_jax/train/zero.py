@@ -63,7 +63,8 @@ from jax.sharding import NamedSharding, PartitionSpec
 from alphago_jax import features, games, nets, sgf
 from alphago_jax.games.history import WithHistory
 from alphago_jax.search import SearchConfig, make_search, network_evaluator, rollout_evaluator
-from alphago_jax.train import learner, replay
+from alphago_jax.train import jobs, learner, replay
+from alphago_jax.train.jobs import checkpoint_dir, parse_value
 from alphago_jax.train.checkpoint import Checkpointer, CheckpointError
 from alphago_jax.train.evaluation import MatchResult
 from alphago_jax.train.learner import OptimizerConfig, TrainState
@@ -282,19 +283,6 @@ PRESETS: dict[str, ZeroConfig] = {
 DEFAULT_PRESET = "tiny"
 
 
-def _parse_value(text: str, current: Any) -> Any:
-    """A command-line value: JSON (numbers, true/false, null, lists) or, failing that, text."""
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError:
-        return text
-    if isinstance(current, float) and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(current, tuple) and isinstance(value, list):
-        return tuple(value)
-    return value
-
-
 def with_overrides(config: ZeroConfig, overrides: Mapping[str, str]) -> ZeroConfig:
     """``config`` with fields replaced from ``{"name": "text"}`` (``"optimizer.name"`` for the
     optimizer's fields); values are parsed as JSON, else taken as text. ValueError on unknown
@@ -305,9 +293,9 @@ def with_overrides(config: ZeroConfig, overrides: Mapping[str, str]) -> ZeroConf
             field = name.split(".", 1)[1]
             if field not in {f.name for f in dataclasses.fields(OptimizerConfig)}:
                 raise ValueError(f"unknown optimizer setting {field!r}")
-            opt[field] = _parse_value(text, getattr(config.optimizer, field))
+            opt[field] = parse_value(text, getattr(config.optimizer, field))
         elif name in {f.name for f in dataclasses.fields(ZeroConfig)} and name != "optimizer":
-            top[name] = _parse_value(text, getattr(config, name))
+            top[name] = parse_value(text, getattr(config, name))
         else:
             raise ValueError(f"unknown setting {name!r}; known: "
                              f"{', '.join(f.name for f in dataclasses.fields(ZeroConfig) if f.name != 'optimizer')}, "
@@ -500,23 +488,12 @@ class RunResult(NamedTuple):
     train_steps: int
 
 
-def checkpoint_dir(out_dir) -> pathlib.Path:
-    return pathlib.Path(out_dir) / "checkpoints"
-
-
 def saved_config(out_dir) -> ZeroConfig | None:
     """The config of the run in ``out_dir`` (from its latest checkpoint), None if it has none.
 
     Raises CheckpointError (naming the path) for a corrupted or foreign checkpoint directory.
     """
-    ckpt = Checkpointer(checkpoint_dir(out_dir), kind=KIND, read_only=True)
-    latest = ckpt.latest_step()
-    if latest is None:
-        return None
-    try:
-        return ZeroConfig.from_dict(ckpt.metadata(latest)["config"])
-    except (KeyError, TypeError, ValueError) as e:
-        raise CheckpointError(f"{ckpt.directory / str(latest)}: not a readable AlphaGo Zero run config ({e})") from None
+    return jobs.saved_config(out_dir, KIND, ZeroConfig)
 
 
 def _config_differences(a: ZeroConfig, b: ZeroConfig) -> list[str]:

@@ -5,7 +5,9 @@ Everything runs on 5x5 with 8-filter, 2-layer networks and a few steps, on a dat
 random 5x5 games built once per session. One SL run is killed for real (SIGKILL, in a child
 process running the ``sl-train`` command) and resumed by the command line; the RL and value
 runs are stopped at half their length and resumed in process. Each resumed run must end with
-the parameters of the run that was not interrupted.
+the parameters of the run that was not interrupted. The SL job also runs data parallel on four
+CPU devices in a child process (``XLA_FLAGS=--xla_force_host_platform_device_count=4``), which
+must give the losses of one device.
 """
 
 from __future__ import annotations
@@ -182,8 +184,12 @@ KILLER = textwrap.dedent(
 )
 
 
-def _child_env():
+def _child_env(devices: int = 1):
     env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    flags = [f for f in env.get("XLA_FLAGS", "").split() if "xla_force_host_platform_device_count" not in f]
+    if devices > 1:
+        flags.append(f"--xla_force_host_platform_device_count={devices}")
+    env["XLA_FLAGS"] = " ".join(flags)
     cache = jax.config.jax_compilation_cache_dir
     if cache:  # the compilation cache conftest.py set up
         env["JAX_COMPILATION_CACHE_DIR"] = str(cache)
@@ -225,6 +231,45 @@ def test_corrupted_checkpoint_is_named(sl_run, tmp_path):
     (copy / "checkpoints" / "16" / "meta" / "metadata").write_text("{broken")
     with pytest.raises(CheckpointError, match=str(copy / "checkpoints" / "16")):
         supervised.load_trained(copy, ("sl",))
+
+
+# Data parallel: the child sees four CPU devices and runs the commands it is given, each with the
+# exit code expected: an SL job whose batch does not split evenly over them (refused), the SL job
+# of ``sl_run`` (each batch split over the four devices), then one RL iteration from it (each
+# device its own games, each gradient chunk split).
+FOUR_DEVICES = textwrap.dedent(
+    """
+    import json, sys
+    import jax
+    from alphago_jax import cli
+
+    assert jax.device_count() == 4, jax.devices()
+    for args, code in json.loads(sys.argv[1]):
+        assert cli.main(args) == code, args
+    """
+)
+
+
+def test_sl_on_four_devices_gives_the_losses_of_one(sl_run, dataset, tmp_path):
+    reference, _ = sl_run
+    out = tmp_path / "sl"
+    rl = {**RL, "pairs": 4, "eval_pairs": 4}
+    commands = [
+        (_sl_args(dataset, tmp_path / "bad") + ["--set", "batch=30"], 2),
+        (_sl_args(dataset, out), 0),
+        (["rl-train", "--sl", str(out), "--out", str(tmp_path / "rl"), "--iterations", "1", "--no-progress",
+          *(f"--set={k}={v}" for k, v in rl.items() if k != "iterations")], 0),
+    ]
+    child = subprocess.run([sys.executable, "-c", FOUR_DEVICES, json.dumps(commands)], env=_child_env(devices=4),
+                           cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert child.returncode == 0, child.stderr[-3000:]
+    assert "batch = 30 must be a multiple of the 4 devices" in child.stderr
+    mine, theirs = read_metrics(out / "metrics.csv"), read_metrics(reference / "metrics.csv")
+    for key in ("loss", "accuracy", "held_out_loss", "held_out_accuracy"):
+        np.testing.assert_allclose(mine[key], theirs[key], rtol=1e-4, err_msg=key)
+    chex.assert_trees_all_close(_params(out), _params(reference), rtol=1e-4, atol=1e-5)
+    rl_rows = read_metrics(tmp_path / "rl" / "metrics.csv")
+    assert rl_rows["learner_moves"][0] > 0 and 0 <= rl_rows["win_sl"][0] <= 1 and rl_rows["games_sl"][0] == 8
 
 
 # ------------------------------------------------------------------------- rollout policy

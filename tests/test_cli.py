@@ -42,10 +42,12 @@ def test_unknown_subcommand_exits_with_usage():
     ("bench_zero.py", "| smoke | 5x5 | 1x8 (0.00M) | 4 | 8 |"),
     ("bench_grave_mcps.py", "| nogo 5x5 | 2 |"),
     ("mcps_vs_grave.py", "| nogo | 5x5 | 16 playouts | 4 |"),
+    ("alphago_pipeline_19x19.py", "| SL policy | held-out top-1 |"),
+    ("zero_train.py", "| smoke | 5x5 | 1x8 | "),
 ])
 def test_experiment_smoke_mode(script, row, monkeypatch, capsys, request):
-    if script == "bench_dataset.py":
-        request.getfixturevalue("sgf_dir")  # the corpus it reads is in ../shared
+    if script in ("bench_dataset.py", "alphago_pipeline_19x19.py"):
+        request.getfixturevalue("sgf_dir")  # the corpus they read is in ../shared
     monkeypatch.setattr(sys, "argv", [script, "--smoke"])
     runpy.run_path(str(ROOT / "experiments" / script), run_name="__main__")
     assert row in capsys.readouterr().out

@@ -34,6 +34,13 @@ stands (Tromp-Taylor).
 Checkpoints (kind ``"rl"``) hold the learner's ``TrainState``, the pool (stacked parameters of
 fixed capacity, the oldest entry replaced when full) and the iteration; the random draws of
 iteration ``i`` depend only on the seed and ``i``, so a resumed run repeats the uninterrupted one.
+
+Data parallelism: with n > 1 devices (a 1-D mesh of all of ``jax.devices()``,
+``supervised.data_mesh``) the parameters and the pool are replicated, each device plays
+``pairs / n`` pairs of the games with its own random stream (``on_devices``: no communication
+inside the games' ``while_loop``), and each gradient chunk is split over the devices (XLA
+all-reduces the gradient). ``pairs``, ``eval_pairs`` and ``chunk`` (and the value data's
+``chunk_games``) must be multiples of n; the games, and so the run, differ from a one-device run.
 """
 
 from __future__ import annotations
@@ -45,6 +52,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+from jax.sharding import PartitionSpec
 
 from alphago_jax.features.alphago import NUM_PLANES
 from alphago_jax.playout import sample_legal
@@ -52,7 +60,8 @@ from alphago_jax.train import learner, positions
 from alphago_jax.train.evaluation import MatchResult
 from alphago_jax.train.jobs import Job, JobConfig
 from alphago_jax.train.learner import OptimizerConfig, TrainState
-from alphago_jax.train.supervised import POLICY_KINDS, RunResult, _finish, batch_planes, load_trained
+from alphago_jax.train.supervised import (POLICY_KINDS, RunResult, _finish, batch_planes, data_mesh, load_trained,
+                                          to_devices)
 
 KIND = "rl"
 
@@ -77,7 +86,8 @@ def sample_moves(key, logits, legal, temperature: float = 1.0) -> jnp.ndarray:
 class PolicyGames(NamedTuple):
     """What ``play_policies`` returns for P pairs of games (G = 2P), T = ceil(max_moves / 2).
 
-    Game ``c * P + p`` has the learner as black if ``c == 0``, as white if ``c == 1``.
+    Game ``c * P + p`` has the learner as black if ``c == 0``, as white if ``c == 1`` (played on n
+    devices, ``on_devices``: each device's 2P / n games in that layout, one device after another).
 
     Attributes:
       outcomes: float32[G], the learner's result (+1, 0, -1).
@@ -97,6 +107,34 @@ class PolicyGames(NamedTuple):
 
 def _fresh(game, batch: int):
     return jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (batch,) + x.shape), game.init())
+
+
+def on_devices(play: Callable, mesh) -> Callable:
+    """``play(*args, key)`` on every device of ``mesh`` at once, each device with its own games.
+
+    ``play`` returns a pytree of arrays ``[G, ...]`` (the G games of one device); every argument
+    goes whole to every device, and each device folds its index on the mesh into ``key``. The
+    returned function gives the ``n * G`` games of the n devices, device-major, split over the
+    mesh. There is no communication: each device runs its own ``while_loop`` (over one sharded
+    batch, every test of the loop's condition would be an all-reduce).
+    """
+
+    def local(*args):
+        *rest, key = args
+        return play(*rest, jax.random.fold_in(key, jax.lax.axis_index(learner.DATA_AXIS)))
+
+    return jax.shard_map(local, mesh=mesh, in_specs=PartitionSpec(), out_specs=PartitionSpec(learner.DATA_AXIS),
+                         check_vma=False)
+
+
+def devices_for(mesh, **sizes: int) -> int:
+    """The device count of ``mesh`` (1 for None); ValueError unless each of ``sizes`` (name ->
+    number of games or pairs) is a multiple of it."""
+    n = 1 if mesh is None else mesh.devices.size
+    for name, value in sizes.items():
+        if value % n:
+            raise ValueError(f"{name} = {value} must be a multiple of the {n} devices the games are split over")
+    return n
 
 
 def play_policies(game, logits_fn: Callable, pairs: int, record: bool, learner_params, opponent_params, key,
@@ -283,11 +321,18 @@ class RLPrograms(NamedTuple):
     update: Callable    # (TrainState, grads) -> TrainState
     add: Callable       # (pool, i, params) -> pool
     at: Callable        # (pool, i) -> params
+    mesh: object = None  # the devices' mesh (None: one device)
 
 
 def build_rl(config: RLConfig, net, size: int, ladders: bool = True) -> RLPrograms:
     """The jitted programs of an RL run for ``net`` on ``size`` x ``size`` (its planes with
-    ``ladders`` or not, as it was trained)."""
+    ``ladders`` or not, as it was trained), on every device (the module docstring).
+
+    Raises:
+      ValueError: ``pairs``, ``eval_pairs`` or ``chunk`` is not a multiple of the device count.
+    """
+    mesh = data_mesh(config.chunk, "RLConfig.chunk")
+    n = devices_for(mesh, **{"RLConfig.pairs": config.pairs, "RLConfig.eval_pairs": config.eval_pairs})
     game = self_play_rules(size, config.komi)
     optimizer = learner.make_optimizer(config.optimizer)
     planes_logits = lambda params, planes: net.apply({"params": params}, planes)  # noqa: E731
@@ -305,19 +350,35 @@ def build_rl(config: RLConfig, net, size: int, ladders: bool = True) -> RLProgra
 
     def games(record, pairs):
         def run(learner_params, opponent_params, key):
-            return play_policies(game, planes_logits, pairs, record, learner_params, opponent_params, key,
+            return play_policies(game, planes_logits, pairs // n, record, learner_params, opponent_params, key,
                                  ladders=ladders)
 
-        return jax.jit(run)
+        if mesh is None:
+            return jax.jit(run)
+
+        def per_device(*args):  # plies int32[] -> int32[1], to be joined over the devices
+            out = run(*args)
+            return out._replace(plies=out.plies[None])
+
+        spread = on_devices(per_device, mesh)
+
+        def program(*args):
+            out = spread(*args)
+            return out._replace(plies=jnp.max(out.plies))
+
+        return jax.jit(program)
 
     return RLPrograms(games(True, config.pairs), games(False, config.eval_pairs), jax.jit(grad), jax.jit(update),
-                      jax.jit(_set), jax.jit(_at))
+                      jax.jit(_set), jax.jit(_at), mesh)
 
 
 def reinforce_step(programs: RLPrograms, train: TrainState, games: PolicyGames, chunk: int) -> tuple[TrainState, dict]:
     """One REINFORCE update from recorded games: the moves gathered on the host into chunks of
     ``chunk`` positions (the last padded with weight 0), gradients summed, divided by the
-    number of moves, one optimizer step."""
+    number of moves, one optimizer step. With several devices (``programs.mesh``) each chunk is
+    split over them (``chunk`` a multiple of their number)."""
+    # Several CPU "devices" share one thread pool: let each all-reduce finish before the next.
+    sync = programs.mesh is not None and jax.devices()[0].platform == "cpu"
     valid = np.asarray(games.valid)
     g_idx, t_idx = np.nonzero(valid)
     m = len(g_idx)
@@ -329,8 +390,11 @@ def reinforce_step(programs: RLPrograms, train: TrainState, games: PolicyGames, 
         idx = np.arange(start, start + chunk)
         live = idx < m
         idx = np.where(live, idx, start)
-        g = programs.grad(train.params, planes[g_idx[idx], t_idx[idx]], actions[g_idx[idx], t_idx[idx]],
-                          np.where(live, z[idx], 0.0).astype(np.float32) / max(m, 1))
+        rows = (planes[g_idx[idx], t_idx[idx]], actions[g_idx[idx], t_idx[idx]],
+                np.where(live, z[idx], 0.0).astype(np.float32) / max(m, 1))
+        g = programs.grad(train.params, *to_devices(rows, programs.mesh))
+        if sync:
+            jax.block_until_ready(g)
         total = g if total is None else jax.tree_util.tree_map(jnp.add, total, g)
     train = programs.update(train, total)
     return train, {"learner_moves": m}
@@ -362,6 +426,9 @@ def train_rl(config: RLConfig, out_dir, *, resume: bool = False, progress: bool 
     fresh = TrainState(sl.params, {}, optimizer.init(sl.params), jnp.int32(0))
     state = {"train": fresh, "pool": _stack(sl.params, config.pool_size), "pool_count": jnp.int32(1)}
     state = job.restore(state)
+    sl_params = sl.params
+    if programs.mesh is not None:
+        state, sl_params = learner.replicate((state, sl_params), programs.mesh)
     base = jax.random.PRNGKey(config.seed)
     last = {}
     for iteration in range(job.start + 1, config.iterations + 1):
@@ -379,12 +446,14 @@ def train_rl(config: RLConfig, out_dir, *, resume: bool = False, progress: bool 
             state = {**state, "pool": programs.add(state["pool"], slot, train.params),
                      "pool_count": jnp.int32(count + 1)}
         if iteration % config.eval_every == 0 or iteration == config.iterations:
-            row.update(match_metrics("sl", programs.match(train.params, sl.params, k_eval)))
+            row.update(match_metrics("sl", programs.match(train.params, sl_params, k_eval)))
             last = dict(row)
             job.say(f"iteration {iteration}: against the SL policy {row['win_sl']:.1%} "
                     f"[{row['win_sl_low']:.1%}, {row['win_sl_high']:.1%}] in {row['games_sl']} games")
         job.log(iteration, row, postfix=("win_pool", "win_sl"))
-        job.save(iteration, state, net=sl.spec, iteration=iteration)
+        # Host copies from several devices: the checkpoint loads on any devices.
+        job.save(iteration, state if programs.mesh is None else jax.device_get(state), net=sl.spec,
+                 iteration=iteration)
         job.bar.update(1)
     return _finish(job, last, [("win_pool", "win_sl"), ("learner_moves",)])
 
@@ -396,7 +465,9 @@ __all__ = [
     "RLConfig",
     "RLPrograms",
     "build_rl",
+    "devices_for",
     "match_metrics",
+    "on_devices",
     "play_policies",
     "reinforce_step",
     "sample_moves",

@@ -21,6 +21,14 @@ of the whole state (``jobs.Job``: kind ``"sl"`` / ``"rollout"``). Batch ``k`` an
 symmetries of step ``k`` depend only on the seed and ``k``, so a run killed at any point and
 resumed with ``resume=True`` ends with the parameters of the run that was not interrupted.
 
+Data parallelism: with more than one device, ``fit`` replicates the ``TrainState`` over a 1-D
+mesh of all of ``jax.devices()`` and splits each batch (and each held-out batch) over it
+(``learner.make_mesh``, ``replicate``, ``shard_batch``); the jitted step is the same program,
+XLA's partitioner inserts the all-reduce of the gradients. The loss is the mean over the whole
+batch and the random symmetries are drawn for the whole batch, so the run is the one-device run
+up to floating-point summation order. The batch must be a multiple of the device count
+(``data_mesh`` raises ValueError otherwise).
+
 Differences from the paper, for a 2-core CPU: smaller networks (``filters``, ``layers``), a
 batch of 64 rather than 16 with momentum 0.9 (the paper's asynchronous SGD had none), and
 decay every few thousand steps rather than 80 million.
@@ -224,12 +232,36 @@ def make_learner(config: FitConfig, init_params: Callable, loss: Callable, measu
     return Learner(init, step, evaluate, fields)
 
 
-def held_out_metrics(evaluate: Callable, params, rows: dict, batch: int, prefix: str = "held_out_") -> dict:
-    """Means of ``evaluate``'s measures over ``rows`` (fixed-size padded batches)."""
+def data_mesh(batch: int, name: str = "batch"):
+    """The 1-D mesh of all of ``jax.devices()`` that batches of ``batch`` rows are split over,
+    or None on one device (nothing to split).
+
+    Raises:
+      ValueError: ``batch`` is not a multiple of the device count (the message names ``name``).
+    """
+    n = jax.device_count()
+    if n == 1:
+        return None
+    if batch % n:
+        raise ValueError(f"{name} = {batch} must be a multiple of the {n} devices each batch is split over "
+                         f"(data parallel), e.g. {max(n, batch // n * n)}")
+    return learner.make_mesh()
+
+
+def to_devices(tree, mesh):
+    """``tree`` (numpy or jax leaves with leading axis B) split along B over ``mesh``
+    (``learner.shard_batch``); unchanged when ``mesh`` is None."""
+    return tree if mesh is None else learner.shard_batch(tree, mesh)
+
+
+def held_out_metrics(evaluate: Callable, params, rows: dict, batch: int, prefix: str = "held_out_",
+                     mesh=None) -> dict:
+    """Means of ``evaluate``'s measures over ``rows`` (fixed-size padded batches of ``batch``,
+    each split over ``mesh`` when given: ``batch`` a multiple of its devices)."""
     total = len(rows["to_play"])
     sums: dict[str, float] = {}
     for chunk, valid in positions.padded_batches(rows, batch):
-        for k, v in evaluate(params, chunk, valid).items():
+        for k, v in evaluate(params, *to_devices((chunk, valid), mesh)).items():
             sums[k] = sums.get(k, 0.0) + float(v)
     return {prefix + k: v / total for k, v in sums.items()}
 
@@ -244,19 +276,33 @@ def fit(job: Job, config: FitConfig, learn: Learner, data, *, on_eval: Callable[
       on_eval: called as ``on_eval(params, row)`` after each held-out evaluation, may add to
         the metrics row.
       net_spec: recorded in every checkpoint's metadata as ``net`` (what loaders rebuild).
+
+    With several devices the state is replicated and each batch split over all of them (see the
+    module docstring); the returned state is then replicated too.
+
+    Raises:
+      ValueError: ``config.batch`` is not a multiple of the device count.
     """
+    mesh = data_mesh(config.batch)
+    devices = 1 if mesh is None else mesh.devices.size
+    # Several CPU "devices" share one thread pool: let each step's all-reduce finish before the next.
+    sync = devices > 1 and jax.devices()[0].platform == "cpu"
     stream = positions.BatchStream(data, "train", config.batch, config.seed, fields=learn.fields)
     held = positions.sample_rows(data, "held_out", config.eval_positions, config.seed, fields=learn.fields)
-    eval_batch = min(256, max(config.batch, 64))
+    eval_batch = -(-min(256, max(config.batch, 64)) // devices) * devices
     base = jax.random.PRNGKey(config.seed)
     k_init, k_steps = jax.random.split(base)
     train = job.restore({"train": learn.init(k_init)})["train"]
+    if mesh is not None:
+        train = learner.replicate(train, mesh)
     step = job.start
     pending: list[dict] = []
     t_last = time.perf_counter()
     if step < config.steps:
         for rows in stream.batches(step):
-            train, metrics = learn.step(train, rows, jax.random.fold_in(k_steps, step))
+            train, metrics = learn.step(train, to_devices(rows, mesh), jax.random.fold_in(k_steps, step))
+            if sync:
+                jax.block_until_ready(train)
             pending.append(metrics)
             step += 1
             evaluating = step % config.eval_every == 0 or step == config.steps
@@ -267,20 +313,20 @@ def fit(job: Job, config: FitConfig, learn: Learner, data, *, on_eval: Callable[
                 row["positions_per_s"] = len(pending) * config.batch / (now - t_last)
                 pending, t_last = [], now
                 if evaluating:
-                    row.update(held_out_metrics(learn.evaluate, train.params, held, eval_batch))
+                    row.update(held_out_metrics(learn.evaluate, train.params, held, eval_batch, mesh=mesh))
                     if on_eval is not None:
                         on_eval(train.params, row)
                     job.say(f"step {step}: " + ", ".join(f"{k} {v:.4g}" for k, v in row.items()
                                                          if k.startswith("held_out") or k.startswith("rollout")))
                 job.log(step, row, postfix=("loss", "accuracy"))
-                if saving:
-                    job.save(step, {"train": train}, net=net_spec or {})
+                if saving:  # host copies from several devices: the checkpoint loads on any devices
+                    job.save(step, {"train": train if mesh is None else jax.device_get(train)}, net=net_spec or {})
                     t_last = time.perf_counter()
             job.bar.update(1)
             if step >= config.steps:
                 break
     elif on_eval is not None:  # a finished run: report its held-out metrics again
-        on_eval(train.params, held_out_metrics(learn.evaluate, train.params, held, eval_batch))
+        on_eval(train.params, held_out_metrics(learn.evaluate, train.params, held, eval_batch, mesh=mesh))
     return train
 
 
@@ -478,6 +524,7 @@ __all__ = [
     "RunResult",
     "SLConfig",
     "Trained",
+    "data_mesh",
     "fit",
     "held_out_metrics",
     "load_trained",
@@ -487,6 +534,7 @@ __all__ = [
     "rollout_learner",
     "rollout_speed",
     "sl_learner",
+    "to_devices",
     "train_rollout",
     "train_sl",
 ]

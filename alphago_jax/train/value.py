@@ -5,14 +5,16 @@ comparison with rollouts (Silver et al. 2016, seed 004; the ``alphago-jax value-
 
 1. Data: ``config.games`` games of the paper's sampling (``reinforce.value_games``: SL policy
    moves up to a random step U, one uniformly random move, then the RL policy to the end), in
-   chunks of ``config.chunk_games``; one position per game, written as dataset shards in the
-   run directory (``data/train-*.npz``, ``data/held_out-*.npz``: every ``held_out_every``-th
-   chunk is held out, so held-out positions come from other games) with a ``manifest.json``.
+   chunks of ``config.chunk_games`` (split over the devices: ``reinforce.on_devices``); one
+   position per game, written as dataset shards in the run directory (``data/train-*.npz``,
+   ``data/held_out-*.npz``: every ``held_out_every``-th chunk is held out, so held-out
+   positions come from other games) with a ``manifest.json``.
    A chunk's games depend only on the seed and the chunk's index, and a shard is written
    atomically, so a killed run redoes at most the chunk it was in.
 2. Training: ``ValueNet`` on the 49 planes, mean squared error ``(z - v(s))^2`` with ``z`` the
    outcome for the player to move, SGD with momentum, each position under a random board
-   symmetry, through ``supervised.fit`` (checkpoints of kind ``"value"``, held-out MSE).
+   symmetry, through ``supervised.fit`` (checkpoints of kind ``"value"``, held-out MSE; data
+   parallel over all devices).
 3. Comparison: on ``compare_positions`` held-out positions, the value network's MSE against the
    MSE of the rollout policy's estimate (the mean outcome of ``rollouts`` rollouts from each
    position, by ``config.rollout_run``'s policy, to the end of the game), the paper's Figure 2b.
@@ -35,12 +37,12 @@ import numpy as np
 from alphago_jax import nets
 from alphago_jax.games.base import BLACK
 from alphago_jax.playout import play_out
-from alphago_jax.train import positions
+from alphago_jax.train import learner, positions
 from alphago_jax.train.dataset import FIELDS
 from alphago_jax.train.jobs import Job
-from alphago_jax.train.reinforce import self_play_rules, value_games
-from alphago_jax.train.supervised import (FitConfig, RunResult, _finish, batch_planes, fit, held_out_metrics,
-                                          load_trained, make_learner)
+from alphago_jax.train.reinforce import devices_for, on_devices, self_play_rules, value_games
+from alphago_jax.train.supervised import (FitConfig, RunResult, _finish, batch_planes, data_mesh, fit,
+                                          held_out_metrics, load_trained, make_learner)
 
 KIND = "value"
 VALUE_FIELDS = positions.STATE_FIELDS + ("winner",)
@@ -121,8 +123,15 @@ def generate(config: ValueConfig, data_dir, progress: bool = True) -> dict:
     game = self_play_rules(config.board_size, config.komi)
     net = sl.net
     logits_fn = lambda params, planes: net.apply({"params": params}, planes)  # noqa: E731
-    play = jax.jit(lambda sl_p, rl_p, key: value_games(game, logits_fn, config.chunk_games, config.u_max, sl_p,
-                                                       rl_p, key, ladders=sl.spec.get("ladders", True)))
+    mesh = data_mesh(config.chunk_games, "ValueConfig.chunk_games")  # each device its share of a chunk's games
+    n = devices_for(mesh)
+
+    def chunk_of_games(sl_p, rl_p, key):
+        return value_games(game, logits_fn, config.chunk_games // n, config.u_max, sl_p, rl_p, key,
+                           ladders=sl.spec.get("ladders", True))
+
+    play = jax.jit(chunk_of_games if mesh is None else on_devices(chunk_of_games, mesh))
+    players = (sl.params, rl.params) if mesh is None else learner.replicate((sl.params, rl.params), mesh)
     data = pathlib.Path(data_dir)
     data.mkdir(parents=True, exist_ok=True)
     base = jax.random.fold_in(jax.random.PRNGKey(config.seed), 1)
@@ -131,7 +140,7 @@ def generate(config: ValueConfig, data_dir, progress: bool = True) -> dict:
         split = config.split_of(chunk)
         path = data / f"{split}-{chunk:05d}.npz"
         if not path.exists():
-            rows = {k: np.asarray(v) for k, v in play(sl.params, rl.params, jax.random.fold_in(base, chunk)).items()}
+            rows = {k: np.asarray(v) for k, v in play(*players, jax.random.fold_in(base, chunk)).items()}
             keep = rows.pop("valid")
             shard = {k: rows[k][keep] for k in rows}
             shard["move"] = np.full(int(keep.sum()), -1, np.int16)  # no move label: value data

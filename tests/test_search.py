@@ -4,6 +4,7 @@ time control, move choice and evaluators."""
 from __future__ import annotations
 
 import collections
+import dataclasses
 
 import chex
 import jax
@@ -27,6 +28,7 @@ from alphago_jax.search import (
     rollout_evaluator,
     search_for,
 )
+from alphago_jax.search.time_control import TIME_CHUNK, time_chunk
 
 # Pure MCTS (uniform prior, random playouts) needs about A^2 simulations to see that every move
 # but one lets the opponent capture: each move's reply has to be found among A replies.
@@ -317,6 +319,24 @@ def test_search_runs_in_chunks_until_the_budget_or_the_tree_is_spent():
     out, tree, sims = search_for(small, None, small.init(states), jax.random.PRNGKey(0), 1e9)
     assert 2 * chunk <= sims and np.all(np.asarray(tree.num_nodes) <= 2 * chunk + 1)
     assert np.all(np.asarray(tree.visits[:, 0]) <= sims + 1)
+
+
+def test_a_timed_search_overruns_by_one_short_chunk_whatever_its_fixed_effort():
+    """A player of 64 simulations per move given time for one chunk searches 16, not 64: the
+    chunk of a timed search is ``TIME_CHUNK`` (a multiple of ``leaf_batch``, at most the effort)."""
+    game = games.make("go", size=5, komi=0.5)
+    config = SearchConfig(num_simulations=64, temperature=0.0, dirichlet_fraction=0.0, tree_capacity=129)
+    search = make_search(game, rollout_evaluator(game, max_moves=60), config)
+    states = _random_positions(game, jax.random.PRNGKey(5), 2, max_moves=3)
+    ticks = iter(np.arange(0.0, 100.0, 0.5))  # the first chunk already takes the whole budget
+    _, tree, sims = search_for(search, None, search.init(states), jax.random.PRNGKey(0), 0.4,
+                               clock=lambda: next(ticks))
+    assert sims == TIME_CHUNK == 16
+    np.testing.assert_array_equal(np.asarray(tree.visits[:, 0]), sims + 1)
+    assert time_chunk(dataclasses.replace(config, leaf_batch=8)) == 16
+    assert time_chunk(dataclasses.replace(config, num_simulations=60, leaf_batch=6)) == 12
+    assert time_chunk(dataclasses.replace(config, num_simulations=8)) == 8
+    assert time_chunk(dataclasses.replace(config, num_simulations=32, leaf_batch=32)) == 32
 
 
 # -- evaluators ------------------------------------------------------------------------------------

@@ -2,9 +2,9 @@
 
 ``AmafSearchPlayer`` runs one ``search.GraveSearch`` per move on a batch of one game: a fresh
 tree from the current position (these searches keep no tree between moves), ``playouts``
-random playouts, the most visited move. With a time budget it adds chunks of ``playouts``
-until the budget is spent or the tree (``nodes``) is full, as ``search.search_for`` does for
-the PUCT players. ``analyze`` (GTP ``lz-analyze``) searches in chunks and reports the root's
+random playouts, the most visited move. With a time budget it adds chunks of at most 16
+playouts (``search.time_control.TIME_CHUNK``) until the budget is spent or the tree (``nodes``)
+is full, as ``search.search_for`` does for the PUCT players. ``analyze`` (GTP ``lz-analyze``) searches in chunks and reports the root's
 moves: visits, the mover's win rate, the visit share as prior, the most visited line.
 
 A move of fixed effort searches a tree of ``playouts + 1`` nodes; the larger tree of ``nodes``
@@ -82,7 +82,7 @@ class AmafSearchPlayer(LocalPlayer):
 
     Args:
       config: the search (``algorithm`` one of ``"uct"``, ``"rave"``, ``"grave"``, ``"mcps"``);
-        ``config.playouts`` per move without a time budget, and per chunk with one;
+        ``config.playouts`` per move without a time budget (with one, chunks of at most 16);
         ``config.capacity`` nodes bound a move searched for a time (and ``analyze``).
       seed: the random seed of the playouts.
       name: a short name (default the algorithm and its playouts, e.g. ``grave300``).

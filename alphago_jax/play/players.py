@@ -370,8 +370,9 @@ class SearchPlayer(LocalPlayer):
     """PUCT search (``search.TreeSearch``) with the tree kept between moves.
 
     Without a time budget a move runs ``config.num_simulations`` simulations on top of the
-    reused subtree; with one it searches in chunks of that many until the budget is spent or
-    the tree (``config.tree_capacity`` nodes) is full.
+    reused subtree; with one it searches in chunks of at most 16 (``search.time_control.TIME_CHUNK``:
+    a move overruns its time by one short chunk at most) until the budget is spent or the tree
+    (``config.tree_capacity`` nodes) is full.
 
     Args:
       evaluator: ``game -> search.Evaluator`` (e.g. ``search.rollout_evaluator``).

@@ -19,7 +19,7 @@ A player spec is ``KIND`` or ``KIND:OPTIONS``; for most kinds the options are
 ``sims`` is the simulations per move without a time limit (default 200); ``nodes`` the tree's
 capacity (default ``8 * sims + 1``), which bounds a move searched for a time and ``lz-analyze``.
 ``grave`` and ``mcps`` (``amaf_players``) search each move afresh with random playouts:
-``playouts`` per move (default 300; per chunk with a time limit), ``nodes`` the tree's capacity
+``playouts`` per move (default 300; a time limit searches in chunks of 16), ``nodes`` the tree's capacity
 with a time limit and in ``lz-analyze`` (default ``8 * playouts + 1``), GRAVE's ``ref``
 (default 50) and ``bias`` (1e-5), MCPS's ``window`` (10000) and ``rho`` (30).
 

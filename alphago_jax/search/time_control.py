@@ -42,6 +42,19 @@ def move_budget(time_left: float, stones_left: int = 0, *, empty_points: int, mi
     return max(0.0, share - margin)
 
 
+TIME_CHUNK = 16
+"""Simulations per chunk of a timed search (at most the config's ``num_simulations``): small, so
+that a move overruns its budget by one short chunk at most, even when a player's fixed effort
+(e.g. 200 simulations of random playouts) would take several times the budget."""
+
+
+def time_chunk(config) -> int:
+    """The default chunk of ``search_for`` for a search ``config``: ``TIME_CHUNK`` simulations,
+    at most ``num_simulations``, rounded down to a multiple of ``leaf_batch`` (at least one)."""
+    leaf_batch = getattr(config, "leaf_batch", 1)
+    return min(config.num_simulations, max(leaf_batch, TIME_CHUNK // leaf_batch * leaf_batch))
+
+
 def search_for(search: TreeSearch, params, tree: SearchTree, key, seconds: float, chunk: int | None = None,
                clock: Callable[[], float] = time.perf_counter) -> tuple[SearchOutput, SearchTree, int]:
     """Search ``tree`` (fresh or reused) for about ``seconds``, in chunks of simulations.
@@ -50,15 +63,15 @@ def search_for(search: TreeSearch, params, tree: SearchTree, key, seconds: float
     and the tree has room for it. Each chunk size compiles once.
 
     Args:
-      search: a ``TreeSearch``; chunk: simulations per chunk (default the config's
-        ``num_simulations``; a multiple of ``leaf_batch``). Give the search a
-        ``tree_capacity`` of many chunks for long thinking.
+      search: a ``TreeSearch``; chunk: simulations per chunk (default ``time_chunk(config)``;
+        a multiple of ``leaf_batch``). Give the search a ``tree_capacity`` of many chunks for
+        long thinking.
       clock: seconds, monotonic (a parameter so that tests can drive it).
 
     Returns:
       The move choice and statistics, the searched tree, and the simulations run.
     """
-    chunk = chunk or search.config.num_simulations
+    chunk = chunk or time_chunk(search.config)
     begin = clock()
     k_start, k_move, key = jax.random.split(key, 3)
     tree = search.start(params, tree, k_start)

@@ -31,6 +31,7 @@ import numpy as np
 
 from alphago_jax import games
 from alphago_jax.search.grave import GraveConfig, GraveSearch
+from alphago_jax.train import learner
 from alphago_jax.train.evaluation import MatchResult
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # sibling modules, however run
@@ -108,6 +109,20 @@ def make_game(name: str, size: int):
     return games.make(name, size=size, komi=7.5) if name == "go" else games.make(name, size=size)
 
 
+def over_devices(batch: int):
+    """A function that splits a batch of ``batch`` game states along the batch over every device
+    JAX sees (data parallel: the jitted searches then run each device's games there); the
+    identity on one device. A batch the devices do not divide stays on one (said on stderr)."""
+    n = jax.device_count()
+    if n == 1:
+        return lambda states: states
+    if batch % n:
+        print(f"{batch} games per side do not split over {n} devices: one device plays them", file=sys.stderr)
+        return lambda states: states
+    mesh = learner.make_mesh()
+    return lambda states: learner.shard_batch(states, mesh)
+
+
 def play_cell(cell: Cell, seed: int = 0, max_playouts: int = 4000, players=("mcps", "grave")):
     """Play one cell between two algorithms of ``GraveConfig`` (default MCPS, GRAVE).
 
@@ -123,8 +138,9 @@ def play_cell(cell: Cell, seed: int = 0, max_playouts: int = 4000, players=("mcp
     mcps_side, grave_side = (Side(alg.upper(), GraveSearch(game, cfg)) for alg, cfg in zip(players, configs))
     half = cell.n // 2
     states = jax.vmap(lambda _: game.init())(jnp.arange(cell.n))
+    spread = over_devices(half)  # each side searches its N/2 games on all devices
     for side in (mcps_side, grave_side):
-        side.warm_up(jax.tree_util.tree_map(lambda x: x[:half], states), cell.seconds)
+        side.warm_up(spread(jax.tree_util.tree_map(lambda x: x[:half], states)), cell.seconds)
     first, second = np.arange(half), np.arange(half, cell.n)  # MCPS black in ``first``
     step = jax.jit(jax.vmap(game.step))
     take = jax.jit(lambda s, idx: jax.tree_util.tree_map(lambda x: x[idx], s))
@@ -138,8 +154,8 @@ def play_cell(cell: Cell, seed: int = 0, max_playouts: int = 4000, players=("mcp
         mcps_games, grave_games = (first, second) if black else (second, first)
         key, k_m, k_g = jax.random.split(key, 3)
         actions = np.zeros(cell.n, np.int32)
-        actions[mcps_games] = np.asarray(mcps_side.move(take(states, mcps_games), k_m, cell.seconds))
-        actions[grave_games] = np.asarray(grave_side.move(take(states, grave_games), k_g, cell.seconds))
+        actions[mcps_games] = np.asarray(mcps_side.move(spread(take(states, mcps_games)), k_m, cell.seconds))
+        actions[grave_games] = np.asarray(grave_side.move(spread(take(states, grave_games)), k_g, cell.seconds))
         states = step(states, jnp.asarray(actions))
         ply += 1
     r = np.asarray(jax.vmap(game.returns)(states))  # [N, 2] (black, white)

@@ -31,7 +31,7 @@ import numpy as np
 
 from alphago_jax import games
 from alphago_jax.search.grave import GraveConfig, GraveSearch
-from alphago_jax.train import learner
+from alphago_jax.train.supervised import data_mesh, to_devices
 from alphago_jax.train.evaluation import MatchResult
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # sibling modules, however run
@@ -109,20 +109,6 @@ def make_game(name: str, size: int):
     return games.make(name, size=size, komi=7.5) if name == "go" else games.make(name, size=size)
 
 
-def over_devices(batch: int):
-    """A function that splits a batch of ``batch`` game states along the batch over every device
-    JAX sees (data parallel: the jitted searches then run each device's games there); the
-    identity on one device. A batch the devices do not divide stays on one (said on stderr)."""
-    n = jax.device_count()
-    if n == 1:
-        return lambda states: states
-    if batch % n:
-        print(f"{batch} games per side do not split over {n} devices: one device plays them", file=sys.stderr)
-        return lambda states: states
-    mesh = learner.make_mesh()
-    return lambda states: learner.shard_batch(states, mesh)
-
-
 def play_cell(cell: Cell, seed: int = 0, max_playouts: int = 4000, players=("mcps", "grave")):
     """Play one cell between two algorithms of ``GraveConfig`` (default MCPS, GRAVE).
 
@@ -138,7 +124,8 @@ def play_cell(cell: Cell, seed: int = 0, max_playouts: int = 4000, players=("mcp
     mcps_side, grave_side = (Side(alg.upper(), GraveSearch(game, cfg)) for alg, cfg in zip(players, configs))
     half = cell.n // 2
     states = jax.vmap(lambda _: game.init())(jnp.arange(cell.n))
-    spread = over_devices(half)  # each side searches its N/2 games on all devices
+    mesh = data_mesh(half, "games per side (n / 2)")  # each side searches its N/2 games on all devices
+    spread = lambda states: to_devices(states, mesh)  # noqa: E731
     for side in (mcps_side, grave_side):
         side.warm_up(spread(jax.tree_util.tree_map(lambda x: x[:half], states)), cell.seconds)
     first, second = np.arange(half), np.arange(half, cell.n)  # MCPS black in ``first``

@@ -25,6 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from children import child_env
 from alphago_jax import cli, sgf
 from alphago_jax.games.base import BLACK, WHITE
 from alphago_jax.nets.rollout import RolloutPolicy
@@ -184,19 +185,6 @@ KILLER = textwrap.dedent(
 )
 
 
-def _child_env(devices: int = 1):
-    env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    flags = [f for f in env.get("XLA_FLAGS", "").split() if "xla_force_host_platform_device_count" not in f]
-    if devices > 1:
-        flags.append(f"--xla_force_host_platform_device_count={devices}")
-    env["XLA_FLAGS"] = " ".join(flags)
-    cache = jax.config.jax_compilation_cache_dir
-    if cache:  # the compilation cache conftest.py set up
-        env["JAX_COMPILATION_CACHE_DIR"] = str(cache)
-        env["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0.5"
-    return env
-
-
 def _sl_args(dataset, out):
     sets = [f"--set={k}={json.dumps(v)}" for k, v in SL.to_dict().items() if k != "steps"]
     return ["sl-train", "--data", str(dataset), "--out", str(out), "--steps", str(SL.steps), "--no-progress", *sets]
@@ -205,7 +193,7 @@ def _sl_args(dataset, out):
 def test_sl_killed_and_resumed_ends_like_the_uninterrupted_run(sl_run, dataset, tmp_path, capsys):
     reference, _ = sl_run
     out = tmp_path / "sl"
-    child = subprocess.run([sys.executable, "-c", KILLER, *_sl_args(dataset, out)], env=_child_env(), cwd=ROOT,
+    child = subprocess.run([sys.executable, "-c", KILLER, *_sl_args(dataset, out)], env=child_env(), cwd=ROOT,
                            capture_output=True, text=True, timeout=600)
     assert child.returncode == -9, child.stderr[-3000:]
     assert Checkpointer(out / "checkpoints", kind="sl", read_only=True).all_steps() == [8]
@@ -260,7 +248,7 @@ def test_sl_on_four_devices_gives_the_losses_of_one(sl_run, dataset, tmp_path):
         (["rl-train", "--sl", str(out), "--out", str(tmp_path / "rl"), "--iterations", "1", "--no-progress",
           *(f"--set={k}={v}" for k, v in rl.items() if k != "iterations")], 0),
     ]
-    child = subprocess.run([sys.executable, "-c", FOUR_DEVICES, json.dumps(commands)], env=_child_env(devices=4),
+    child = subprocess.run([sys.executable, "-c", FOUR_DEVICES, json.dumps(commands)], env=child_env(devices=4),
                            cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert child.returncode == 0, child.stderr[-3000:]
     assert "batch = 30 must be a multiple of the 4 devices" in child.stderr

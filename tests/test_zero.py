@@ -33,6 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from children import child_env
 from alphago_jax import cli, features, nets, sgf
 from alphago_jax.games.base import BLACK
 from alphago_jax.nets.saved import load_network
@@ -175,18 +176,6 @@ def test_match_alternates_colours_and_scores_from_the_players_view(tiny):
 
 
 # ---------------------------------------------------------------------- the job, children
-
-def child_env(devices: int = 1) -> dict:
-    env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    flags = [f for f in env.get("XLA_FLAGS", "").split() if "xla_force_host_platform_device_count" not in f]
-    if devices > 1:
-        flags.append(f"--xla_force_host_platform_device_count={devices}")
-    env["XLA_FLAGS"] = " ".join(flags)
-    cache = jax.config.jax_compilation_cache_dir
-    if cache:  # the compilation cache conftest.py set up
-        env["JAX_COMPILATION_CACHE_DIR"] = str(cache)
-        env["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0.5"
-    return env
 
 
 def start_cli(*args, devices: int = 1) -> subprocess.Popen:

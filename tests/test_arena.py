@@ -28,6 +28,10 @@ def test_full_game_against_gnugo(gnugo_path, tmp_path):
     assert game.how in ("score", "move limit", "resignation") and game.winner in (BLACK, WHITE, 0)
     assert match.result.games == 1 and match.result.player == "mcts16"
     assert "| mcts16 | GNU Go" in match.table
+    # Every move of the engine was one fixed 16-simulation search; GNU Go reports none.
+    assert game.decisions[0] + game.decisions[1] >= game.moves and game.simulations[0] == 16 * game.decisions[0]
+    assert match.simulations_per_move("mcts16") == 16.0 and match.simulations_per_move(game.white) is None
+    assert match.effort == f"Simulations per move: mcts16 16.0, {game.white} not reported."
 
     record = sgf.load(game.sgf_path)
     assert record.size == 9 and record.komi == 7.5 and record.result == game.result
@@ -39,7 +43,8 @@ def test_full_game_against_gnugo(gnugo_path, tmp_path):
         assert record.moves[-2:] == ((BLACK, 81), (WHITE, 81)) or record.moves[-2:] == ((WHITE, 81), (BLACK, 81))
         score = float(play_game(9, 7.5).score(final))
         assert sgf.result_string(score) == game.result == sgf.result_string(game.score)
-    assert (tmp_path / "results.md").read_text().startswith("# mcts16 vs GNU Go")
+    report = (tmp_path / "results.md").read_text()
+    assert report.startswith("# mcts16 vs GNU Go") and match.effort in report
 
 
 def test_this_engine_over_gtp_against_gnugo(gnugo_path, monkeypatch):

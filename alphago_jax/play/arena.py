@@ -52,6 +52,9 @@ class GameResult:
       moves: the moves played (passes included).
       sgf_path: where the record was saved, or None.
       final_board: int8[N], the board at the end.
+      simulations: the search simulations black and white ran over the game (0 for players
+        that do not report them, such as external engines).
+      decisions: the moves black and white chose (their ``genmove`` calls).
     """
 
     index: int
@@ -64,6 +67,8 @@ class GameResult:
     moves: int
     sgf_path: pathlib.Path | None = None
     final_board: np.ndarray | None = dataclasses.field(default=None, repr=False, compare=False)
+    simulations: tuple[int, int] = (0, 0)
+    decisions: tuple[int, int] = (0, 0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,6 +81,25 @@ class Match:
     @property
     def table(self) -> str:
         return format_table([self.result])
+
+    def simulations_per_move(self, name: str) -> float | None:
+        """The mean search simulations per move of the player called ``name`` over the match;
+        None when it reported none (an external engine, a policy without search)."""
+        sims = moves = 0
+        for g in self.games:
+            for side, player in enumerate((g.black, g.white)):
+                if player == name:
+                    sims, moves = sims + g.simulations[side], moves + g.decisions[side]
+        return sims / moves if sims else None
+
+    @property
+    def effort(self) -> str:
+        """One line: each player's mean simulations per move, as reported by its search."""
+        parts = []
+        for name in (self.result.player, self.result.opponent):
+            per_move = self.simulations_per_move(name)
+            parts.append(f"{name} {per_move:.1f}" if per_move is not None else f"{name} not reported")
+        return "Simulations per move: " + ", ".join(parts) + "."
 
 
 def play_one_game(black: Player, white: Player, size: int = 9, komi: float = 7.5, *, seconds: float | None = None,
@@ -100,6 +124,7 @@ def play_one_game(black: Player, white: Player, size: int = 9, komi: float = 7.5
     cleaning = False
     how = None
     winner = 0
+    sims, decisions = {BLACK: 0, WHITE: 0}, {BLACK: 0, WHITE: 0}
     while True:
         if pos.at_move_limit:
             how = "move limit"
@@ -107,6 +132,8 @@ def play_one_game(black: Player, white: Player, size: int = 9, komi: float = 7.5
         colour = pos.to_play
         mover = players[colour]
         decision = mover.genmove(colour, seconds, cleanup=cleaning, resign_below=resign_below)
+        sims[colour] += decision.simulations
+        decisions[colour] += 1
         if decision.action == RESIGN:
             how, winner = "resignation", -colour
             break
@@ -131,7 +158,8 @@ def play_one_game(black: Player, white: Player, size: int = 9, komi: float = 7.5
     else:
         result = f"{colour_letter(winner)}+{'R' if how == 'resignation' else 'F'}"
     return pos, GameResult(0, black_name, white_name, winner, result, how, score, len(pos.moves),
-                           final_board=pos.board.copy())
+                           final_board=pos.board.copy(), simulations=(sims[BLACK], sims[WHITE]),
+                           decisions=(decisions[BLACK], decisions[WHITE]))
 
 
 def _names(player_name: str, opponent_name: str) -> tuple[str, str]:
@@ -259,7 +287,7 @@ def run_match_parallel(player_spec: str, opponent_spec: str, games: int, process
 def _report(match: Match, size: int, komi: float, seconds: float | None) -> str:
     effort = f"{seconds:g} s per move" if seconds is not None else "each player's own fixed effort per move"
     lines = [f"# {match.result.player} vs {match.result.opponent}", "",
-             f"{size}x{size} Go, komi {komi:g}, Tromp-Taylor scoring, {effort}.", "", match.table,
+             f"{size}x{size} Go, komi {komi:g}, Tromp-Taylor scoring, {effort}. {match.effort}", "", match.table,
              "| game | black | white | result | how | moves | record |", "|---:|---|---|---|---|---:|---|"]
     for g in match.games:
         lines.append(f"| {g.index} | {g.black} | {g.white} | {g.result} | {g.how} | {g.moves} | "

@@ -68,6 +68,7 @@ def run_arena(args) -> int:
         except GTPError as e:
             raise ValueError(f"an external engine failed: {e}") from None
     print(match.table, end="")
+    print(match.effort)
     for g in match.games:
         print(f"game {g.index}: {g.black} (B) vs {g.white} (W): {g.result} by {g.how} after {g.moves} moves"
               + (f", {g.sgf_path}" if g.sgf_path else ""))

@@ -20,6 +20,8 @@ How a game is played and scored (the same for internal players and external GTP 
 
 The table (``train.evaluation.format_table``) gives wins, draws, losses, the win rate with its
 95% Wilson interval and the Elo difference, from the first player's side.
+``Match.effort`` states each player's mean search simulations per move, which a time per move
+leaves to the machine and its load; ``results.md`` and the ``arena`` command print it.
 """
 
 from __future__ import annotations

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import pathlib
 import shlex
+import signal
+import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -15,6 +19,7 @@ from alphago_jax.play.arena import play_one_game, run_match
 from alphago_jax.play.players import RESIGN, Decision, LocalPlayer, RandomPlayer, mcts_player
 from alphago_jax.play.position import play_game
 from alphago_jax.play.registry import make_player
+from children import child_env
 
 RESULT = r"^(B|W)\+(\d+(\.5)?|R|F)$|^0$"
 
@@ -134,3 +139,48 @@ def test_arena_in_parallel_processes(tmp_path, capsys):
         sgf.replay(record)
         wins += record.result.startswith("B") == first_is_black and not record.result.startswith("0")
     assert f"| random (1) | random (2) | 4 | {wins} |" in text
+
+
+def _state_and_parent(pid: int) -> tuple[str, int] | None:
+    """A process's state letter and parent (Linux /proc); None once it is gone."""
+    try:
+        fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return fields[0], int(fields[1])
+
+
+def _alive(pid: int) -> bool:
+    found = _state_and_parent(pid)
+    return found is not None and found[0] != "Z"
+
+
+def _children(pid: int) -> list[int]:
+    """The live child processes of ``pid``."""
+    pids = (int(p.name) for p in pathlib.Path("/proc").iterdir() if p.name.isdigit())
+    return [c for c in pids if (found := _state_and_parent(c)) and found[1] == pid and found[0] != "Z"]
+
+
+@pytest.mark.skipif(not pathlib.Path("/proc/self/stat").exists(), reason="needs Linux /proc to find child processes")
+def test_a_terminated_parallel_match_stops_its_workers(tmp_path):
+    out = tmp_path / "match"
+    command = [sys.executable, "-m", "alphago_jax.play.commands", "arena", "random:seed=1", "random:seed=2",
+               "--games", "100000", "--size", "5", "--parallel", "2", "--out", str(out), "--no-progress"]
+    proc = subprocess.Popen(command, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not list(out.glob("*.sgf")) and time.monotonic() < deadline:  # the workers are playing
+            time.sleep(0.2)
+        workers = _children(proc.pid)
+        assert list(out.glob("*.sgf")) and len(workers) >= 2
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130 and f"interrupted; the finished games are in {out}" in err
+    deadline = time.monotonic() + 20  # multiprocessing's resource tracker leaves a moment after the parent
+    while (left := [pid for pid in workers if _alive(pid)]) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not left, f"processes {left} outlived the match"
+    for record in out.glob("*.sgf"):  # every game saved is whole
+        sgf.replay(sgf.load(record))

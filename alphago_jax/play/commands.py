@@ -9,7 +9,10 @@ so ``alphago-jax --help`` stays fast. A bad player name or option raises ``Value
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
+import threading
 
 DEFAULT_PLAYER = "default"
 """The player of ``gtp`` and ``play`` when none is named: the shipped network on 9x9, pure MCTS
@@ -51,14 +54,34 @@ def run_gtp(args) -> int:
         return serve(engine)
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt():
+    """SIGTERM raises KeyboardInterrupt, as Ctrl-C does, so that a terminated match still stops
+    its worker processes and engines on the way out rather than leaving them running."""
+    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def run_arena(args) -> int:
-    """``alphago-jax arena``: a match between two players, its games saved, its table printed."""
+    """``alphago-jax arena``: a match between two players, its games saved, its table printed.
+    Interrupted (Ctrl-C or SIGTERM), it stops its workers and engines and returns 130; the games
+    already finished stay saved."""
     from alphago_jax.play.arena import run_match, run_match_parallel
     from alphago_jax.play.gtp_client import GTPError
 
     options = dict(seconds=args.time, resign_below=args.resign, cleanup=not args.no_cleanup, max_moves=args.max_moves,
                    out_dir=args.out, progress=not args.no_progress)
-    with _player(args.player) as a, _player(args.opponent) as b:  # bad specs fail here, clearly
+    with _terminate_as_interrupt(), _player(args.player) as a, _player(args.opponent) as b:  # bad specs fail here
         try:
             if args.parallel > 1:
                 match = run_match_parallel(args.player, args.opponent, args.games, args.parallel, args.size,
@@ -67,6 +90,10 @@ def run_arena(args) -> int:
                 match = run_match(a, b, args.games, args.size, args.komi, **options)
         except GTPError as e:
             raise ValueError(f"an external engine failed: {e}") from None
+        except KeyboardInterrupt:
+            saved = f"; the finished games are in {args.out}" if args.out else ""
+            print(f"alphago-jax arena: interrupted{saved}", file=sys.stderr)
+            return 130
     print(match.table, end="")
     print(match.effort)
     for g in match.games:

@@ -110,7 +110,7 @@ def _dataset_build(args) -> int:
     from alphago_jax.train.dataset import build_dataset
 
     report = build_dataset(args.sources, args.out, size=args.size, shard_size=args.shard_size,
-                           held_out=args.held_out)
+                           held_out=args.held_out, progress=not args.no_progress)
     print(report.summary())
     print(f"shards and manifest.json (every skipped file with its reason) in {args.out}")
     return 0
@@ -125,6 +125,7 @@ def _add_dataset_command(sub) -> None:
     build.add_argument("--size", type=int, default=19, help="board size kept (default 19; others are skipped)")
     build.add_argument("--shard-size", type=int, default=65536, help="positions per shard (default 65536)")
     build.add_argument("--held-out", type=float, default=0.05, help="fraction of games held out (default 0.05)")
+    build.add_argument("--no-progress", action="store_true", help="no progress bar")
     build.set_defaults(run=_dataset_build)
 
 

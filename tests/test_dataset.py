@@ -23,6 +23,21 @@ def _arrays(directory, split="train"):
     return {k: np.concatenate([s[k] for s in shards]) for k in FIELDS} if shards else None
 
 
+def test_dataset_build_command(tmp_path, capsys):
+    from alphago_jax import cli
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "g.sgf").write_text(GAME)
+    (tmp_path / "src" / "bad.sgf").write_text("(;GM[1]SZ[5];B[cc]")  # cut short
+    assert cli.main(["dataset", "build", str(tmp_path / "src"), "--size", "5", "--held-out", "0",
+                     "--out", str(tmp_path / "ds"), "--no-progress"]) == 0
+    out, err = capsys.readouterr()
+    assert "kept 1 games" in out and "10 train positions" in out and f"in {tmp_path / 'ds'}" in out
+    assert "records" not in err  # no progress bar
+    assert load_manifest(tmp_path / "ds")["games"] == [str(tmp_path / "src" / "g.sgf")]
+    assert "skipped 1 (malformed SGF)" in out
+
+
 def test_every_shared_record_is_kept_or_skipped_with_a_reason(sgf_dir, tmp_path):
     files = sorted(sgf_dir.rglob("*.sgf"))
     report = build_dataset([sgf_dir.parent], tmp_path / "ds", size=9, shard_size=2000, progress=False)

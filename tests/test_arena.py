@@ -119,6 +119,7 @@ def test_arena_command_line(tmp_path, capsys):
                           "--out", str(out), "--no-progress"]) == 0
     text = capsys.readouterr().out
     assert "| random (1) | random (2) | 2 |" in text and "game 2: random (2) (B) vs random (1) (W)" in text
+    assert "Simulations per move" not in text  # neither player searches
     assert sorted(p.name for p in out.iterdir()) == ["game-001.sgf", "game-002.sgf", "results.md"]
     assert commands.main(["arena", "random", "nosuch"]) == 2
     assert "unknown player 'nosuch'" in capsys.readouterr().err

@@ -96,11 +96,13 @@ class Match:
 
     @property
     def effort(self) -> str:
-        """One line: each player's mean simulations per move, as reported by its search."""
-        parts = []
-        for name in (self.result.player, self.result.opponent):
-            per_move = self.simulations_per_move(name)
-            parts.append(f"{name} {per_move:.1f}" if per_move is not None else f"{name} not reported")
+        """One line: each player's mean simulations per move, as reported by its search; empty
+        when neither player reports any."""
+        names = (self.result.player, self.result.opponent)
+        per_move = [self.simulations_per_move(name) for name in names]
+        if per_move == [None, None]:
+            return ""
+        parts = [f"{name} {n:.1f}" if n is not None else f"{name} not reported" for name, n in zip(names, per_move)]
         return "Simulations per move: " + ", ".join(parts) + "."
 
 
@@ -289,7 +291,8 @@ def run_match_parallel(player_spec: str, opponent_spec: str, games: int, process
 def _report(match: Match, size: int, komi: float, seconds: float | None) -> str:
     effort = f"{seconds:g} s per move" if seconds is not None else "each player's own fixed effort per move"
     lines = [f"# {match.result.player} vs {match.result.opponent}", "",
-             f"{size}x{size} Go, komi {komi:g}, Tromp-Taylor scoring, {effort}. {match.effort}", "", match.table,
+             f"{size}x{size} Go, komi {komi:g}, Tromp-Taylor scoring, {effort}. {match.effort}".rstrip(), "",
+             match.table,
              "| game | black | white | result | how | moves | record |", "|---:|---|---|---|---|---:|---|"]
     for g in match.games:
         lines.append(f"| {g.index} | {g.black} | {g.white} | {g.result} | {g.how} | {g.moves} | "

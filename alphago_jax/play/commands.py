@@ -95,7 +95,8 @@ def run_arena(args) -> int:
             print(f"alphago-jax arena: interrupted{saved}", file=sys.stderr)
             return 130
     print(match.table, end="")
-    print(match.effort)
+    if match.effort:
+        print(match.effort)
     for g in match.games:
         print(f"game {g.index}: {g.black} (B) vs {g.white} (W): {g.result} by {g.how} after {g.moves} moves"
               + (f", {g.sgf_path}" if g.sgf_path else ""))

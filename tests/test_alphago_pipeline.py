@@ -163,26 +163,39 @@ def test_sl_training_lowers_its_loss(sl_run):
     assert trained.step == 16 and trained.board_size == SIZE and trained.spec["filters"] == 8
 
 
-# The child that gets killed: sl-train through the command line, SIGKILLed right after the
-# checkpoint of step 8 is on disk, while it goes on training.
+# The child that gets killed: a training (sl-train through the command line, or RL or value
+# training from a JSON config) SIGKILLed right after its checkpoint of step ``die_at`` is on
+# disk, while it goes on training.
 KILLER = textwrap.dedent(
     """
-    import os, signal, sys
+    import json, os, signal, sys
     from alphago_jax import cli
-    from alphago_jax.train import jobs
+    from alphago_jax.train import jobs, reinforce, value
 
+    die_at, what, args = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
     save = jobs.Job.save
 
     def save_then_die(self, step, state, **metadata):
         path = save(self, step, state, **metadata)
-        if step == 8:
+        if step == die_at:
             os.kill(os.getpid(), signal.SIGKILL)
         return path
 
     jobs.Job.save = save_then_die
-    sys.exit(cli.main(sys.argv[1:]))
+    if what == "cli":
+        sys.exit(cli.main(args))
+    trainer, config = {"rl": (reinforce.train_rl, reinforce.RLConfig),
+                       "value": (value.train_value, value.ValueConfig)}[what]
+    trainer(config.from_dict(json.loads(args[0])), args[1], progress=False)
     """
 )
+
+
+def _kill_after_checkpoint(step: int, what: str, *args: str) -> None:
+    """Run ``KILLER`` in a child process; it must die by SIGKILL."""
+    child = subprocess.run([sys.executable, "-c", KILLER, str(step), what, *args], env=child_env(), cwd=ROOT,
+                           capture_output=True, text=True, timeout=600)
+    assert child.returncode == -9, child.stderr[-3000:]
 
 
 def _sl_args(dataset, out):
@@ -193,9 +206,7 @@ def _sl_args(dataset, out):
 def test_sl_killed_and_resumed_ends_like_the_uninterrupted_run(sl_run, dataset, tmp_path, capsys):
     reference, _ = sl_run
     out = tmp_path / "sl"
-    child = subprocess.run([sys.executable, "-c", KILLER, *_sl_args(dataset, out)], env=child_env(), cwd=ROOT,
-                           capture_output=True, text=True, timeout=600)
-    assert child.returncode == -9, child.stderr[-3000:]
+    _kill_after_checkpoint(8, "cli", *_sl_args(dataset, out))
     assert Checkpointer(out / "checkpoints", kind="sl", read_only=True).all_steps() == [8]
     # Without --resume the directory is refused; with it, the run ends where the reference did.
     assert cli.main(_sl_args(dataset, out)) == 2
@@ -298,13 +309,14 @@ def test_reinforce_step_follows_the_outcome(sl_run):
         assert sign * (log_likelihood(after.params) - before) > 0
 
 
-def test_rl_stopped_and_resumed_ends_like_the_uninterrupted_run(sl_run, tmp_path):
+def test_rl_killed_and_resumed_ends_like_the_uninterrupted_run(sl_run, tmp_path):
     out, _ = sl_run
     config = reinforce.RLConfig(sl_run=str(out), **RL)
     whole = reinforce.train_rl(config, tmp_path / "whole", progress=False)
     assert 0 <= whole.summary["win_sl"] <= 1 and whole.summary["games_sl"] == 4
     half = tmp_path / "half"
-    reinforce.train_rl(config.build(config, values={"iterations": 2}), half, progress=False)
+    _kill_after_checkpoint(2, "rl", json.dumps(config.to_dict()), str(half))
+    assert max(Checkpointer(half / "checkpoints", kind="rl", read_only=True).all_steps()) == 2
     with pytest.raises(ValueError, match="pass --resume"):
         reinforce.train_rl(config, half, progress=False)
     reinforce.train_rl(config, half, resume=True, progress=False)
@@ -364,9 +376,10 @@ def test_value_training_lowers_its_loss_resumes_and_compares_with_rollouts(value
     summary = result.summary
     assert summary["positions"] == 8 and 0 <= summary["value_mse"] <= 4 and 0 <= summary["rollout_mse"] <= 4
     assert (base / "value" / "comparison.json").is_file()
-    # Stopped at half the steps, resumed: the same network.
+    # Killed after the checkpoint at half the steps, resumed: the same network.
     half = tmp_path / "half"
-    value.train_value(config.build(config, values={"steps": 6}), half, progress=False)
+    _kill_after_checkpoint(6, "value", json.dumps(config.to_dict()), str(half))
+    assert max(Checkpointer(half / "checkpoints", kind="value", read_only=True).all_steps()) == 6
     value.train_value(config, half, resume=True, progress=False)
     chex.assert_trees_all_close(_params(half), _params(base / "value"), rtol=1e-5, atol=1e-6)
 

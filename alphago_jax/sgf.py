@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import pathlib
 from typing import Sequence
 
 import jax
@@ -380,9 +381,12 @@ def dump(record: GameRecord) -> bytes:
 
 
 def save(record: GameRecord, path) -> None:
-    """Write ``dump(record)`` to ``path``."""
-    with open(path, "wb") as f:
-        f.write(dump(record))
+    """Write ``dump(record)`` to ``path``, atomically: a process killed while writing leaves
+    either the whole record or none (the text goes to a temporary file first, then is renamed)."""
+    path = pathlib.Path(path)
+    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    partial.write_bytes(dump(record))
+    os.replace(partial, path)
 
 
 def result_string(score: float) -> str:

@@ -80,9 +80,7 @@ def one_game(task) -> int:
         actions, result, bl, wl = play_game(_ENGINE, size, komi, levels, opening, rng)
         record = sgf.record_from_moves(Go(size=size, komi=komi, superko=False), actions, result=result,
                                        black_name=f"GNU Go level {bl}", white_name=f"GNU Go level {wl}")
-        tmp = path.with_suffix(".tmp")
-        sgf.save(record, tmp)
-        os.replace(tmp, path)
+        sgf.save(record, path)  # atomic: a stopped run leaves whole games only
     return i
 
 

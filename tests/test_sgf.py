@@ -37,7 +37,9 @@ def test_round_trip_keeps_everything(tmp_path):
     data = sgf.dump(record)
     assert sgf.load(data) == record
     path = tmp_path / "game.sgf"
-    sgf.save(record, path)
+    path.write_text("an older file")
+    sgf.save(record, path)  # replaced whole, through a temporary file that does not stay
+    assert [p.name for p in tmp_path.iterdir()] == ["game.sgf"]
     loaded = sgf.load(path)
     assert loaded == record and loaded.source == str(path)
     assert sgf.load(str(path)) == record

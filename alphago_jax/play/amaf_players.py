@@ -4,8 +4,9 @@
 tree from the current position (these searches keep no tree between moves), ``playouts``
 random playouts, the most visited move. With a time budget it adds chunks of at most 16
 playouts (``search.time_control.TIME_CHUNK``) until the budget is spent or the tree (``nodes``)
-is full, as ``search.search_for`` does for the PUCT players. ``analyze`` (GTP ``lz-analyze``) searches in chunks and reports the root's
-moves: visits, the mover's win rate, the visit share as prior, the most visited line.
+is full, through ``search.search_for`` as the PUCT players do. ``analyze`` (GTP ``lz-analyze``)
+searches in chunks and reports the root's moves: visits, the mover's win rate, the visit share
+as prior, the most visited line.
 
 A move of fixed effort searches a tree of ``playouts + 1`` nodes; the larger tree of ``nodes``
 is compiled the first time a time budget or an analysis needs it. (A playout's cost grows with

@@ -514,9 +514,7 @@ def _write_sample(path: pathlib.Path, config: ZeroConfig, out: MatchOutput, iter
         config.game.game, moves, result=sgf.result_string(float(out.scores[0])),
         black_name=f"alphago-jax zero, iteration {iteration}",
         white_name=f"pure MCTS, {config.baseline_simulations} playouts")
-    tmp = path.with_suffix(".sgf.tmp")
-    sgf.save(record, tmp)
-    os.replace(tmp, path)
+    sgf.save(record, path)  # atomic: a run killed here keeps the previous samples whole
 
 
 def _evaluate(programs: Programs, config: ZeroConfig, state: dict, key, iteration: int, out_dir: pathlib.Path

@@ -28,9 +28,11 @@ import time
 import jax
 import jax.numpy as jnp
 import numpy as np
+from tqdm import tqdm
 
 from alphago_jax import games
 from alphago_jax.search.grave import GraveConfig, GraveSearch
+from alphago_jax.search.time_control import search_for
 from alphago_jax.train.supervised import data_mesh, to_devices
 from alphago_jax.train.evaluation import MatchResult
 
@@ -78,19 +80,9 @@ class Side:
         t0 = time.perf_counter()
         if seconds is None:
             out, tree = self.search.run(None, self.search.init(states), key)
-            jax.block_until_ready(out.actions)
-        else:
-            tree = jax.block_until_ready(self.search.init(states))
-            k_move, key = jax.random.split(key)
-            while True:  # chunks while the next one, timed like the last, still fits
-                c0 = time.perf_counter()
-                key, k = jax.random.split(key)
-                tree = jax.block_until_ready(self.search.simulate(None, tree, k, CHUNK))
-                now = time.perf_counter()
-                full = int(np.max(np.asarray(tree.num_nodes))) + CHUNK > self.search.capacity
-                if full or (now - t0) + (now - c0) > seconds:
-                    break
-            out = jax.block_until_ready(self.search.result(tree, k_move))
+        else:  # chunks while the next one, timed like the last, still fits
+            out, tree, _ = search_for(self.search, None, self.search.init(states), key, seconds, CHUNK)
+        jax.block_until_ready(out.actions)
         self.seconds += time.perf_counter() - t0
         self.playouts += int(np.sum(np.asarray(tree.playouts)))
         self.depths.extend(np.asarray(tree.max_depth())[live].tolist())
@@ -109,8 +101,9 @@ def make_game(name: str, size: int):
     return games.make(name, size=size, komi=7.5) if name == "go" else games.make(name, size=size)
 
 
-def play_cell(cell: Cell, seed: int = 0, max_playouts: int = 4000, players=("mcps", "grave")):
-    """Play one cell between two algorithms of ``GraveConfig`` (default MCPS, GRAVE).
+def play_cell(cell: Cell, seed: int = 0, max_playouts: int = 4000, players=("mcps", "grave"), progress: bool = True):
+    """Play one cell between two algorithms of ``GraveConfig`` (default MCPS, GRAVE), with a
+    progress bar of finished games on stderr unless ``progress`` is False.
 
     Returns (MatchResult from the first player's side, the first's Side, the second's, plies).
     """
@@ -133,6 +126,8 @@ def play_cell(cell: Cell, seed: int = 0, max_playouts: int = 4000, players=("mcp
     take = jax.jit(lambda s, idx: jax.tree_util.tree_map(lambda x: x[idx], s))
     key = jax.random.PRNGKey(seed)
     ply = 0
+    bar = tqdm(total=cell.n, desc=f"{cell.game} {cell.size}x{cell.size} {cell.budget}", unit="game",
+               disable=not progress, file=sys.stderr)
     while not bool(jnp.all(states.terminal)):
         # Every game starts with black and alternates, so the colour to move is the ply's.
         black = ply % 2 == 0
@@ -145,6 +140,9 @@ def play_cell(cell: Cell, seed: int = 0, max_playouts: int = 4000, players=("mcp
         actions[grave_games] = np.asarray(grave_side.move(spread(take(states, grave_games)), k_g, cell.seconds))
         states = step(states, jnp.asarray(actions))
         ply += 1
+        bar.set_postfix(ply=ply, refresh=False)
+        bar.update(int(np.sum(np.asarray(states.terminal))) - bar.n)
+    bar.close()
     r = np.asarray(jax.vmap(game.returns)(states))  # [N, 2] (black, white)
     mcps_outcome = np.concatenate([r[first, 0], r[second, 1]])
     return MatchResult.from_outcomes(mcps_side.name, grave_side.name, mcps_outcome.tolist()), mcps_side, grave_side, ply
@@ -194,6 +192,7 @@ def main(argv=None) -> None:
     p.add_argument("--players", nargs=2, default=["mcps", "grave"], metavar=("FIRST", "SECOND"),
                    help="two of uct, rave, grave, mcps (e.g. grave uct to check GRAVE)")
     p.add_argument("--smoke", action="store_true", help="one tiny cell, for CI")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = p.parse_args(argv)
     t_start = time.perf_counter()
     if args.smoke:
@@ -205,7 +204,7 @@ def main(argv=None) -> None:
     rows = []
     for cell in cells:
         t0 = time.perf_counter()
-        match, m, g, plies = play_cell(cell, args.seed, args.max_playouts, tuple(args.players))
+        match, m, g, plies = play_cell(cell, args.seed, args.max_playouts, tuple(args.players), not args.no_progress)
         rows.append((cell, match, m, g, plies, time.perf_counter() - t0))
         print(table(rows[-1:]).splitlines()[-1], flush=True, file=sys.stderr)  # progress
     print()

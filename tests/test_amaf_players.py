@@ -96,7 +96,8 @@ def test_time_budget_fills_the_larger_tree(amaf_players):
     player = amaf_players["mcps"]
     setup = np.asarray(boards.parse(CAPTURE[2]), np.int8).reshape(-1)
     player.new_game(SIZE, KOMI, setup=setup)
-    player.genmove(BLACK, seconds=20.0, commit=False)  # compiles the larger tree: its first chunk may use the time
+    player.prepare_timed()  # compiles the larger tree, so that the first timed move searches all its time
+    assert player.long_search() in player._timed_ready and player.pos.moves == []
     decision = player.genmove(BLACK, seconds=20.0, commit=False)
     assert decision.simulations >= 8 * 16 and decision.simulations % 16 == 0
     assert player.pos.legal_mask()[decision.action] and decision.winrate > 0.6

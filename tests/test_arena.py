@@ -113,6 +113,21 @@ def test_an_illegal_move_forfeits_and_resignation_ends_the_game():
     assert (game.result, game.how, game.moves) == ("W+7.5", "score", 2)
 
 
+def test_a_timed_game_prepares_both_players_before_the_first_move():
+    class Counted(Scripted):
+        prepared = 0
+
+        def prepare_timed(self):
+            assert not self.pos.moves  # before the first move's clock
+            self.prepared += 1
+
+    a, b = Counted([]), Counted([])
+    play_one_game(a, b, 9, 7.5)
+    assert a.prepared == b.prepared == 0  # fixed effort: nothing to prepare
+    play_one_game(a, b, 9, 7.5, seconds=0.1)
+    assert a.prepared == b.prepared == 1
+
+
 def test_arena_command_line(tmp_path, capsys):
     out = tmp_path / "match"
     assert commands.main(["arena", "random:seed=1", "random:seed=2", "--games", "2", "--size", "9",

@@ -48,6 +48,26 @@ def snapshot(engine: GTPEngine):
 
 # --------------------------------------------------------------------------------- transcript
 
+class Counted(RandomPlayer):
+    """Counts ``prepare_timed`` calls."""
+
+    prepared = 0
+
+    def prepare_timed(self):
+        super().prepare_timed()
+        self.prepared += 1
+
+
+def test_a_timed_game_prepares_the_player_before_its_clock_runs():
+    player = Counted(seed=0)
+    e = GTPEngine(player, size=9)
+    assert e.handle("clear_board") == "=" and player.prepared == 0  # no time limit: nothing to prepare
+    assert e.handle("time_settings 60 10 5") == "=" and player.prepared == 1
+    assert e.handle("boardsize 7") == "=" and player.prepared == 2  # each new game, before its first genmove
+    assert e.handle("time_settings 0 0 0") == "=" and e.handle("clear_board") == "=" and player.prepared == 2
+    assert GTPEngine(Counted(seed=0), size=9, move_time=0.5).player.prepared == 1  # --time: from the start
+
+
 def test_session_transcript(random_engine, tmp_path):
     e = random_engine
     h = e.handle

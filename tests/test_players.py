@@ -137,6 +137,34 @@ def test_mcts_player_reuses_its_tree(mcts9):
     assert p.tree is None and len(p.pos.moves) == 2
 
 
+def test_prepare_timed_leaves_nothing_to_compile_in_the_first_timed_moves():
+    """A fresh search (5x5, 8 simulations: shapes no other test compiles) prepared for timed
+    play: its first timed moves, the opponent's move between them, compile nothing, and
+    preparing changed neither the game nor the random stream."""
+    import jax
+
+    compiled = []
+
+    def listen(event, seconds, **kwargs):
+        if "backend_compile" in event:
+            compiled.append(event)
+
+    player = mcts_player(8, nodes=40)
+    player.new_game(5, 7.5)
+    key = np.asarray(player._key).copy()
+    player.prepare_timed()
+    assert player.pos.moves == [] and player.tree is None
+    np.testing.assert_array_equal(np.asarray(player._key), key)
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        first = player.genmove(BLACK, seconds=0.01)
+        player.play(WHITE, next(a for a in np.flatnonzero(player.pos.legal_mask(WHITE)) if a != first.action))
+        player.genmove(BLACK, seconds=0.01)
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+    assert compiled == [] and len(player.pos.moves) == 3
+
+
 def test_mcts_player_resigns_only_below_the_threshold(mcts9):
     mcts9.new_game(SIZE, 7.5)
     assert mcts9.genmove(BLACK, commit=False).action != RESIGN

@@ -36,7 +36,7 @@ import numpy as np
 
 from alphago_jax.games.base import Game
 from alphago_jax.play.analysis import MoveInfo
-from alphago_jax.play.players import Decision, LocalPlayer, _batch1
+from alphago_jax.play.players import Decision, LocalPlayer, _batch1, search_decision
 from alphago_jax.play.position import prepared
 from alphago_jax.search import search_for
 from alphago_jax.search.amaf import ROOT, AmafTree
@@ -100,6 +100,7 @@ class AmafSearchPlayer(LocalPlayer):
         self.config = config
         self._seed = seed
         self._key = jax.random.PRNGKey(seed)
+        self._timed_ready: set[GraveSearch] = set()  # searches whose timed move is compiled
 
     def reseed(self, seed: int) -> None:
         self._key = jax.random.fold_in(jax.random.PRNGKey(self._seed), seed)
@@ -121,6 +122,15 @@ class AmafSearchPlayer(LocalPlayer):
     def _root(self, search: GraveSearch, colour) -> AmafTree:
         return search.init(_batch1(prepared(self.pos.game, self.pos.state, colour)))
 
+    def prepare_timed(self) -> None:
+        """Compile ``long_search()`` (a timed move's search) now (``Player.prepare_timed``)."""
+        super().prepare_timed()
+        search = self.long_search()
+        if search not in self._timed_ready:
+            root = self._root(search, self.pos.to_play)
+            jax.block_until_ready(search_for(search, None, root, jax.random.PRNGKey(0), 0.0)[0].actions)
+            self._timed_ready.add(search)
+
     def _decide(self, colour, seconds) -> Decision:
         if seconds is None:
             search = self.search
@@ -129,7 +139,7 @@ class AmafSearchPlayer(LocalPlayer):
         else:
             search = self.long_search()
             out, tree, _ = search_for(search, None, self._root(search, colour), self._next_key(), seconds)
-        return Decision(int(out.actions[0]), float((out.root_value[0] + 1) / 2), int(tree.playouts[0]))
+        return search_decision(out, int(np.asarray(tree.playouts)[0]))
 
     def analyze(self, colour, report, stop, interval=1.0) -> None:
         """Search in chunks of ``config.playouts``, reporting the root's moves (``root_analysis``)

@@ -26,7 +26,10 @@ captured already looks bad to them), ``fixed_handicap``, ``place_free_handicap``
 Sabaki and Lizzie read it: ``=`` then one line of ``info move ...`` per interval until the next
 input line, then an empty line).
 
-The engine resigns when the player's estimated win rate falls below ``resign_threshold``.
+The engine resigns when the player's estimated win rate falls below ``resign_threshold``. In a
+timed game (``time_settings`` with a limit, or ``move_time``) each new game has the player
+compile its timed move at once (``Player.prepare_timed``), so that the first ``genmove``'s
+clock pays for searching, not for compilation.
 """
 
 from __future__ import annotations
@@ -267,6 +270,12 @@ class GTPEngine:
         for colour, action in moves:
             self.player.play(colour, action)
         self.pos, self.komi = pos, float(komi)
+        self._prepare_timed()
+
+    def _prepare_timed(self) -> None:
+        """In a timed game, compile the player's timed move now, before a clock runs for it."""
+        if self.move_time is not None or not self.clock.unlimited:
+            self.player.prepare_timed()
 
     def _restore(self, pos: Position) -> None:
         """Put the engine and the player back on ``pos`` after a failed change."""
@@ -388,6 +397,7 @@ class GTPEngine:
         self._count(args, 3, "time_settings MAIN_TIME BYO_YOMI_TIME BYO_YOMI_STONES")
         main, byo, stones = (self._int(a, w, 0) for a, w in zip(args, ("main time", "byo-yomi time", "stones")))
         self.clock.settings(main, byo, stones)
+        self._prepare_timed()
         return ""
 
     def _time_left(self, args) -> str:

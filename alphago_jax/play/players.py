@@ -131,6 +131,12 @@ class Player(abc.ABC):
         """
         raise NotImplementedError(f"player {self.name!r} has no analysis")
 
+    def prepare_timed(self) -> None:
+        """Compile now what ``genmove`` with a time budget runs in the current game (a player
+        that compiles its search on first use), so that the first timed move spends its budget
+        searching and a controller's clock does not pay for compilation. Changes no state and
+        draws nothing from the player's random stream; cheap once done for a board size."""
+
     def close(self) -> None:
         """Release what the player holds (processes, devices)."""
 
@@ -193,6 +199,9 @@ class BySizePlayer(Player):
     def analyze(self, colour, report, stop, interval=1.0) -> None:
         self.current.analyze(colour, report, stop, interval)
 
+    def prepare_timed(self) -> None:
+        self.current.prepare_timed()
+
     def reseed(self, seed: int) -> None:
         for player in self._built.values():
             player.reseed(seed)
@@ -237,6 +246,10 @@ class LocalPlayer(Player):
 
     def _play(self, colour: int, action: int) -> None:
         self._require_game().play(colour, action)
+
+    def prepare_timed(self) -> None:
+        """Compile the position's step (``Player.prepare_timed``); subclasses add their search."""
+        self._require_game().compile()
 
     def undo(self) -> None:
         pos = self._require_game()
@@ -285,6 +298,13 @@ class LocalPlayer(Player):
 def _search(evaluator: Callable[[Game], Callable], game: Game, config: SearchConfig) -> TreeSearch:
     """One ``TreeSearch`` (and its compiled functions) per evaluator, rules and settings."""
     return make_search(game, evaluator(game), config)
+
+
+def search_decision(out, simulations: int) -> Decision:
+    """The ``Decision`` of a batch-of-one search output (read on the host: indexing the device
+    arrays would compile small operations on a game's first move)."""
+    action, value = np.asarray(out.actions)[0], np.asarray(out.root_value)[0]
+    return Decision(int(action), float((value + 1) / 2), simulations)
 
 
 def _batch1(state):
@@ -350,7 +370,12 @@ class PolicyPlayer(LocalPlayer):
         state = prepared(self.pos.game, self.pos.state, colour)
         logits, value = self._forward(self._variables, _batch1(state))
         legal = np.asarray(state.legal)
-        return np.where(legal, np.asarray(logits[0], np.float64), -np.inf), float(value[0])
+        return np.where(legal, np.asarray(logits, np.float64)[0], -np.inf), float(np.asarray(value)[0])
+
+    def prepare_timed(self) -> None:
+        """Compile the network's forward pass and the position's step (``Player.prepare_timed``)."""
+        super().prepare_timed()
+        self._outputs(self.pos.to_play)
 
     def _decide(self, colour, seconds) -> Decision:
         logits, value = self._outputs(colour)
@@ -395,6 +420,7 @@ class SearchPlayer(LocalPlayer):
         self._key = jax.random.PRNGKey(seed)
         self.tree = None
         self._tree_at = None  # (moves played, colour to move) of the tree's root
+        self._timed_ready: set[TreeSearch] = set()  # searches whose timed move is compiled
 
     def _new_game(self, size, komi, setup, first_player, handicap) -> None:
         self._params = self._params_for(size) if self._params_for is not None else None
@@ -420,6 +446,18 @@ class SearchPlayer(LocalPlayer):
     def _keep(self, tree, colour) -> None:
         self.tree, self._tree_at = tree, (len(self.pos.moves), colour)
 
+    def prepare_timed(self) -> None:
+        """Compile a timed move's chunk, its result and the tree's advance, on a throwaway tree
+        (``Player.prepare_timed``)."""
+        super().prepare_timed()
+        if self.search in self._timed_ready:
+            return
+        key = jax.random.PRNGKey(0)  # not the player's stream: preparing changes no game
+        tree = self.search.init(_batch1(prepared(self.pos.game, self.pos.state, self.pos.to_play)))
+        out, tree, _ = search_for(self.search, self._params, tree, key, 0.0)
+        jax.block_until_ready(self.search.advance(tree, out.actions))
+        self._timed_ready.add(self.search)
+
     def _decide(self, colour, seconds) -> Decision:
         tree = self._root(colour)
         if seconds is None:
@@ -429,13 +467,13 @@ class SearchPlayer(LocalPlayer):
         else:
             out, tree, sims = search_for(self.search, self._params, tree, self._next_key(), seconds)
         self._keep(tree, colour)
-        return Decision(int(out.actions[0]), float((out.root_value[0] + 1) / 2), sims)
+        return search_decision(out, sims)
 
     def _play(self, colour: int, action: int) -> None:
         reuse = self.tree is not None and self._tree_at == (len(self.pos.moves), colour)
         super()._play(colour, action)
         if reuse and not bool(self.pos.state.terminal):
-            self._keep(self.search.advance(self.tree, jnp.asarray([action], jnp.int32)), -colour)
+            self._keep(self.search.advance(self.tree, np.asarray([action], np.int32)), -colour)
         else:
             self._reset()
 

@@ -200,7 +200,7 @@ class Position:
             return f"action {action} is off the board"
         state = prepared(self.game, self.state, colour)
         inner = _inner(state)
-        if bool(inner.legal[action]):
+        if bool(np.asarray(inner.legal)[action]):
             return None
         if bool(inner.terminal):
             return f"the game is over (move limit of {_go(self.game).max_moves} reached)"
@@ -230,10 +230,15 @@ class Position:
         """
         action = int(action)
         state = prepared(self.game, self.state, colour) if 0 <= action <= self.num_points else self.state
-        if not 0 <= action <= self.num_points or not bool(_inner(state).legal[action]):
+        if not 0 <= action <= self.num_points or not bool(np.asarray(_inner(state).legal)[action]):
             raise IllegalMove(self.why_illegal(colour, action) or "illegal move")
-        self._states.append(self._step(state, jnp.int32(action)))
+        self._states.append(self._step(state, np.int32(action)))
         self.moves.append((int(colour), action))
+
+    def compile(self) -> None:
+        """Compile the rules' step now (``play`` otherwise does on the first move); the
+        position is unchanged."""
+        jax.block_until_ready(self._step(self.state, np.int32(self.pass_action)))
 
     def undo(self) -> tuple[int, int]:
         """Take back the last move and return it.

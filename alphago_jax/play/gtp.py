@@ -273,9 +273,11 @@ class GTPEngine:
         self._prepare_timed()
 
     def _prepare_timed(self) -> None:
-        """In a timed game, compile the player's timed move now, before a clock runs for it."""
+        """In a timed game, compile the player's timed move (and the engine's own step of the
+        move) now, before a clock runs for it."""
         if self.move_time is not None or not self.clock.unlimited:
             self.player.prepare_timed()
+            self.pos.compile()
 
     def _restore(self, pos: Position) -> None:
         """Put the engine and the player back on ``pos`` after a failed change."""

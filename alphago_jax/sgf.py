@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
-import pathlib
 from typing import Sequence
 
 import jax
@@ -24,6 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 from sgfmill import sgf, sgf_grammar, sgf_properties
 
+from alphago_jax.files import write_atomic
 from alphago_jax.games import grid
 from alphago_jax.games.base import BLACK, WHITE
 from alphago_jax.games.go import MAX_SIZE, MIN_SIZE, Go, GoState
@@ -383,10 +383,7 @@ def dump(record: GameRecord) -> bytes:
 def save(record: GameRecord, path) -> None:
     """Write ``dump(record)`` to ``path``, atomically: a process killed while writing leaves
     either the whole record or none (the text goes to a temporary file first, then is renamed)."""
-    path = pathlib.Path(path)
-    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    partial.write_bytes(dump(record))
-    os.replace(partial, path)
+    write_atomic(path, dump(record))
 
 
 def result_string(score: float) -> str:

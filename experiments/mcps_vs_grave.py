@@ -70,9 +70,8 @@ class Side:
         key = jax.random.PRNGKey(0)
         if seconds is None:
             jax.block_until_ready(self.search.run(None, self.search.init(states), key))
-        else:
-            tree = self.search.simulate(None, self.search.init(states), key, CHUNK)
-            jax.block_until_ready(self.search.result(tree, key))
+        else:  # one chunk of the timed search, every call it makes
+            jax.block_until_ready(search_for(self.search, None, self.search.init(states), key, 0.0, CHUNK)[0].actions)
 
     def move(self, states, key, seconds: float | None):
         """Search ``states`` (a batch) and return the actions; time and count the search."""

@@ -13,7 +13,6 @@ must give the losses of one device.
 from __future__ import annotations
 
 import json
-import os
 import pathlib
 import subprocess
 import sys

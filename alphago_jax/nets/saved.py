@@ -17,7 +17,6 @@ network).
 from __future__ import annotations
 
 import dataclasses
-import os
 import pathlib
 import zlib
 from typing import Any
@@ -27,6 +26,7 @@ import numpy as np
 from flax import serialization
 
 from alphago_jax.features import zero as zero_features
+from alphago_jax.files import write_atomic
 from alphago_jax.nets.resnet import DualResNet
 
 FORMAT = "alphago_jax-network"
@@ -71,10 +71,7 @@ def save_network(path, variables, *, blocks: int, filters: int, value_hidden: in
     }
     path = pathlib.Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(serialization.msgpack_serialize(record))
-    os.replace(tmp, path)
-    return path
+    return write_atomic(path, serialization.msgpack_serialize(record))
 
 
 def load_network(path) -> SavedNetwork:

@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import io
 import json
-import os
 import pathlib
 import tarfile
 import zipfile
@@ -39,6 +39,7 @@ from typing import Iterator
 import numpy as np
 
 from alphago_jax import sgf
+from alphago_jax.files import write_atomic
 from alphago_jax.games.go import Go
 
 ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2")
@@ -153,10 +154,9 @@ class _ShardWriter:
         shard = {k: v[:count] for k, v in joined.items()}
         rest = {k: v[count:] for k, v in joined.items()}
         path = self.out_dir / f"{self.split}-{self.shards:05d}.npz"
-        tmp = path.with_suffix(".tmp")
-        with open(tmp, "wb") as f:
-            np.savez_compressed(f, **shard)
-        os.replace(tmp, path)
+        buffer = io.BytesIO()
+        np.savez_compressed(buffer, **shard)
+        write_atomic(path, buffer.getvalue())
         self.shards += 1
         self.positions += count
         self.parts = [rest] if len(rest["move"]) else []
@@ -245,9 +245,7 @@ def build_dataset(sources, out_dir, *, size: int = 19, shard_size: int = 65536, 
         writer.close()
         report.positions[split], report.shards[split] = writer.positions, writer.shards
     manifest = dataclasses.asdict(report)
-    tmp = out / "manifest.json.tmp"
-    tmp.write_text(json.dumps(manifest, indent=1))
-    os.replace(tmp, out / "manifest.json")
+    write_atomic(out / "manifest.json", json.dumps(manifest, indent=1).encode())
     return report
 
 

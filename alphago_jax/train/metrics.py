@@ -29,14 +29,15 @@ the package the argument is ignored, and ``RunLogger.tensorboard`` is ``None``.
 from __future__ import annotations
 
 import csv
+import io
 import logging
 import math
-import os
 import pathlib
-import tempfile
 from typing import Any, Mapping, Sequence
 
 import numpy as np
+
+from alphago_jax.files import write_atomic
 
 STEP = "step"
 
@@ -67,16 +68,11 @@ def _read_rows(path: pathlib.Path) -> tuple[list[str], list[dict[str, str]]]:
 
 
 def _write_atomic(path: pathlib.Path, columns: Sequence[str], rows: Sequence[Mapping[str, str]]) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=list(columns), restval="")
-            writer.writeheader()
-            writer.writerows(rows)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, fieldnames=list(columns), restval="")
+    writer.writeheader()
+    writer.writerows(rows)
+    write_atomic(path, text.getvalue().encode())
 
 
 def _open_tensorboard(logdir):

@@ -7,7 +7,7 @@ call, and training steps on batches of ``train_batch`` sampled from the replay b
 (8-fold random symmetry augmentation included). Also the peak resident memory of the process.
 
     python experiments/bench_zero.py                                # the default preset (tiny)
-    python experiments/bench_zero.py --preset 9x9 --set selfplay_batch=1024   # GPU-sized
+    python experiments/bench_zero.py --preset 9x9                   # GPU-sized (one accelerator)
     python experiments/bench_zero.py --smoke                        # tiny, for CI
 """
 

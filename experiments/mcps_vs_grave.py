@@ -192,7 +192,8 @@ def main(argv=None) -> None:
     p.add_argument("--budgets", nargs="+", default=["300"], help="playouts per move (300) or seconds (0.5s)")
     p.add_argument("--n", type=int, default=100, help="games per cell, half with each colour")
     p.add_argument("--cell", action="append", default=[], help="game:size:budget[:n]; replaces the grid")
-    p.add_argument("--max-playouts", type=int, default=4000, help="tree capacity of time-budgeted searches (a little above the playouts the time allows)")
+    p.add_argument("--max-playouts", type=int, default=4000,
+                   help="tree capacity of time-budgeted searches (a little above the playouts the time allows)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--players", nargs=2, default=["mcps", "grave"], metavar=("FIRST", "SECOND"),
                    help="two of uct, rave, grave, mcps (e.g. grave uct to check GRAVE)")

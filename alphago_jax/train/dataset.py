@@ -153,10 +153,7 @@ class _ShardWriter:
         joined = {k: np.concatenate([p[k] for p in self.parts]) for k in FIELDS}
         shard = {k: v[:count] for k, v in joined.items()}
         rest = {k: v[count:] for k, v in joined.items()}
-        path = self.out_dir / f"{self.split}-{self.shards:05d}.npz"
-        buffer = io.BytesIO()
-        np.savez_compressed(buffer, **shard)
-        write_atomic(path, buffer.getvalue())
+        save_shard(self.out_dir / f"{self.split}-{self.shards:05d}.npz", shard)
         self.shards += 1
         self.positions += count
         self.parts = [rest] if len(rest["move"]) else []
@@ -244,9 +241,21 @@ def build_dataset(sources, out_dir, *, size: int = 19, shard_size: int = 65536, 
     for split, writer in writers.items():
         writer.close()
         report.positions[split], report.shards[split] = writer.positions, writer.shards
-    manifest = dataclasses.asdict(report)
-    write_atomic(out / "manifest.json", json.dumps(manifest, indent=1).encode())
+    save_manifest(out, dataclasses.asdict(report))
     return report
+
+
+def save_shard(path, shard: dict[str, np.ndarray]) -> None:
+    """Write one shard (the arrays of ``FIELDS``, one row per position) as a compressed ``.npz``,
+    atomically."""
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **{k: shard[k] for k in FIELDS})
+    write_atomic(path, buffer.getvalue())
+
+
+def save_manifest(out_dir, manifest: dict) -> None:
+    """Write a dataset's ``manifest.json`` atomically: its presence marks the dataset complete."""
+    write_atomic(pathlib.Path(out_dir) / "manifest.json", json.dumps(manifest, indent=1).encode())
 
 
 def load_manifest(directory) -> dict:
@@ -267,4 +276,4 @@ def iter_shards(directory, split: str = "train") -> Iterator[dict[str, np.ndarra
 
 
 __all__ = ["DatasetReport", "FIELDS", "build_dataset", "game_positions", "iter_records", "iter_shards",
-           "load_manifest", "winner_of"]
+           "load_manifest", "save_manifest", "save_shard", "winner_of"]

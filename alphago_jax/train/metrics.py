@@ -67,7 +67,8 @@ def _read_rows(path: pathlib.Path) -> tuple[list[str], list[dict[str, str]]]:
         return list(reader.fieldnames or []), list(reader)
 
 
-def _write_atomic(path: pathlib.Path, columns: Sequence[str], rows: Sequence[Mapping[str, str]]) -> None:
+def _write_csv(path: pathlib.Path, columns: Sequence[str], rows: Sequence[Mapping[str, str]]) -> None:
+    """Replace ``path`` with a CSV of ``columns`` and ``rows`` (missing cells empty), atomically."""
     text = io.StringIO(newline="")
     writer = csv.DictWriter(text, fieldnames=list(columns), restval="")
     writer.writeheader()
@@ -105,9 +106,9 @@ class RunLogger:
             if resume_step is not None:
                 kept = [r for r in rows if not r[STEP] or float(r[STEP]) <= resume_step]
                 if len(kept) < len(rows):
-                    _write_atomic(self.path, columns, kept)
+                    _write_csv(self.path, columns, kept)
         else:
-            _write_atomic(self.path, self.columns, [])
+            _write_csv(self.path, self.columns, [])
         self._file = open(self.path, "a", newline="")
         self.tensorboard = None if tensorboard_dir is None else _open_tensorboard(tensorboard_dir)
 
@@ -130,7 +131,7 @@ class RunLogger:
         self._file.close()
         _, rows = _read_rows(self.path)
         self.columns = self.columns + list(new)
-        _write_atomic(self.path, self.columns, rows)
+        _write_csv(self.path, self.columns, rows)
         self._file = open(self.path, "a", newline="")
 
     def close(self) -> None:

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import pathlib
 
 import jax
@@ -38,7 +37,7 @@ from alphago_jax import nets
 from alphago_jax.games.base import BLACK
 from alphago_jax.playout import play_out
 from alphago_jax.train import learner, positions
-from alphago_jax.train.dataset import FIELDS
+from alphago_jax.train.dataset import save_manifest, save_shard
 from alphago_jax.train.jobs import Job
 from alphago_jax.train.reinforce import devices_for, on_devices, self_play_rules, value_games
 from alphago_jax.train.supervised import (FitConfig, RunResult, _finish, batch_planes, data_mesh, fit,
@@ -145,18 +144,13 @@ def generate(config: ValueConfig, data_dir, progress: bool = True) -> dict:
             shard = {k: rows[k][keep] for k in rows}
             shard["move"] = np.full(int(keep.sum()), -1, np.int16)  # no move label: value data
             shard["game"] = (chunk * config.chunk_games + np.flatnonzero(keep)).astype(np.int32)
-            tmp = path.with_suffix(".tmp")
-            with open(tmp, "wb") as f:
-                np.savez_compressed(f, **{k: shard[k] for k in FIELDS})
-            os.replace(tmp, path)
+            save_shard(path, shard)
         with np.load(path) as shard:
             counts[split][0] += len(shard["to_play"])
             counts[split][1] += config.chunk_games
     manifest = {"size": config.board_size, "source": "value self-play", "komi": config.komi,
                 "positions": {k: v[0] for k, v in counts.items()}, "games_played": {k: v[1] for k, v in counts.items()}}
-    tmp = data / "manifest.json.tmp"
-    tmp.write_text(json.dumps(manifest, indent=1))
-    os.replace(tmp, data / "manifest.json")
+    save_manifest(data, manifest)
     return manifest
 
 

@@ -5,15 +5,17 @@ second. All N games advance in lockstep, one ply at a time: at each ply MCPS sea
 games in which it is to move as one batch, and GRAVE the other N/2, each with its own
 jitted search (``search.grave.GraveSearch``: Cazenave's settings, GRAVE ref = 50,
 bias = 1e-5; MCPS W = 10,000, rho = 30, the same ref). The budget is either playouts per move
-(``300``) or wall time per batched move (``0.5s``: each side adds chunks of playouts to its
+(``300``) or wall time per batched move (``0.5s``: each side adds chunks of 50 playouts to its
 N/2 trees until the time is spent or the trees, of ``--max-playouts`` + 1 nodes, are full, so
 the slower side runs fewer playouts). The empty trees are allocated before the time starts;
 still, a capacity far above the playouts the time allows costs MCPS, whose nodes hold twice the
 statistics, more than GRAVE (docs/results.md): set it a little above them.
 
-Printed: a markdown table with MCPS's wins, win rate and its 95% Wilson interval, and per side
-the mean tree depth (the deepest node of the tree, averaged over the side's searched moves)
-and playouts per second (the side's playouts over the wall time of its searches).
+Printed: a markdown table with MCPS's wins, win rate and its 95% Wilson interval, its win rates
+as black and as white (a game that the first or the second player wins under both searches
+pins the overall rate at 0.5 whatever their strengths), and per side the mean tree depth
+(the deepest node of the tree, averaged over the side's searched moves) and playouts per
+second (the side's playouts over the wall time of its searches).
 
     python experiments/mcps_vs_grave.py --smoke                      # tiny, for CI
     python experiments/mcps_vs_grave.py --games nogo atari_go hex go --sizes 5 7 --budgets 300 --n 100
@@ -67,6 +69,8 @@ class Side:
     seconds: float = 0.0
     playouts: int = 0
     depths: list = dataclasses.field(default_factory=list)
+    # "black" / "white" -> MatchResult of the side's games with that colour (set at the end)
+    by_colour: dict = dataclasses.field(default_factory=dict)
 
     def warm_up(self, states, seconds: float | None) -> None:
         """Compile the calls ``move`` makes (outside its timing)."""
@@ -106,11 +110,20 @@ def make_game(name: str, size: int):
     return games.make(name, size=size, komi=7.5) if name == "go" else games.make(name, size=size)
 
 
+def results_by_colour(returns, player: str, opponent: str) -> tuple[MatchResult, MatchResult]:
+    """``player``'s results as black and as white, from ``returns`` float[N, 2] (black's and
+    white's, per game), ``player`` black in the first N/2 games and white in the others."""
+    half = len(returns) // 2
+    return (MatchResult.from_outcomes(player, opponent, returns[:half, 0]),
+            MatchResult.from_outcomes(player, opponent, returns[half:, 1]))
+
+
 def play_cell(cell: Cell, seed: int = 0, max_playouts: int = 4000, players=("mcps", "grave"), progress: bool = True):
     """Play one cell between two algorithms of ``GraveConfig`` (default MCPS, GRAVE), with a
     progress bar of finished games on stderr unless ``progress`` is False.
 
-    Returns (MatchResult from the first player's side, the first's Side, the second's, plies).
+    Returns (MatchResult from the first player's side, the first's Side, the second's, plies);
+    each Side's ``by_colour`` holds its results as black and as white.
     """
     if cell.n < 2 or cell.n % 2:
         raise ValueError(f"n must be even and at least 2 (split by colour), got {cell.n}")
@@ -148,21 +161,25 @@ def play_cell(cell: Cell, seed: int = 0, max_playouts: int = 4000, players=("mcp
         bar.set_postfix(ply=ply, refresh=False)
         bar.update(int(np.sum(np.asarray(states.terminal))) - bar.n)
     bar.close()
-    r = np.asarray(jax.vmap(game.returns)(states))  # [N, 2] (black, white)
-    mcps_outcome = np.concatenate([r[first, 0], r[second, 1]])
-    return MatchResult.from_outcomes(mcps_side.name, grave_side.name, mcps_outcome.tolist()), mcps_side, grave_side, ply
+    as_black, as_white = results_by_colour(np.asarray(jax.vmap(game.returns)(states)), mcps_side.name, grave_side.name)
+    mcps_side.by_colour = {"black": as_black, "white": as_white}
+    grave_side.by_colour = {"black": as_white.swapped(), "white": as_black.swapped()}
+    return as_black + as_white, mcps_side, grave_side, ply
 
 
 def table(rows) -> str:
     a, b = (rows[0][2].name, rows[0][3].name) if rows else ("MCPS", "GRAVE")
     header = ["game", "size", "budget per move", "N", f"{a} wins", f"{a} win rate", "95% interval",
-              f"depth {a}", f"depth {b}", f"playouts/s {a}", f"playouts/s {b}", "plies", "wall s"]
+              f"{a} as black", f"{a} as white", f"depth {a}", f"depth {b}", f"playouts/s {a}",
+              f"playouts/s {b}", "plies", "wall s"]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * 3 + ["---:"] * (len(header) - 3)) + "|"]
     for cell, match, m, g, plies, wall in rows:
         lo, hi = match.interval()
         lines.append("| " + " | ".join([
             cell.game, f"{cell.size}x{cell.size}", cell.budget, str(match.games), str(match.wins),
-            f"{match.win_rate:.3f}", f"[{lo:.3f}, {hi:.3f}]", f"{m.depth:.1f}", f"{g.depth:.1f}",
+            f"{match.win_rate:.3f}", f"[{lo:.3f}, {hi:.3f}]",
+            *(f"{m.by_colour[c].win_rate:.3f}" if c in m.by_colour else "" for c in ("black", "white")),
+            f"{m.depth:.1f}", f"{g.depth:.1f}",
             f"{m.rate:,.0f}", f"{g.rate:,.0f}", str(plies), f"{wall:.0f}",
         ]) + " |")
     return "\n".join(lines) + "\n"

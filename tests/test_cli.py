@@ -6,6 +6,7 @@ import pathlib
 import runpy
 import sys
 
+import numpy as np
 import pytest
 
 from alphago_jax import cli
@@ -66,3 +67,15 @@ def test_gnugo_dataset_smoke(gnugo_path, tmp_path, monkeypatch, capsys):
         assert record.size == 5 and record.result and record.moves
     report = build_dataset([out], tmp_path / "positions", size=5, progress=False)
     assert report.kept == 2 and not report.skipped
+
+
+def test_mcps_vs_grave_splits_results_by_colour(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "experiments"))
+    import mcps_vs_grave
+
+    # Four games, the player black in the first two: black wins games 0, 1 and 3, white game 2.
+    returns = [[1, -1], [1, -1], [-1, 1], [1, -1]]
+    as_black, as_white = mcps_vs_grave.results_by_colour(np.asarray(returns, np.float32), "MCPS", "GRAVE")
+    assert (as_black.wins, as_black.losses) == (2, 0)
+    assert (as_white.wins, as_white.losses) == (1, 1)
+    assert (as_black + as_white).win_rate == 0.75

@@ -69,7 +69,7 @@ class Side:
     seconds: float = 0.0
     playouts: int = 0
     depths: list = dataclasses.field(default_factory=list)
-    # "black" / "white" -> MatchResult of the side's games with that colour (set at the end)
+    # "black" / "white" -> MatchResult of the side's games with that colour (set by play_cell)
     by_colour: dict = dataclasses.field(default_factory=dict)
 
     def warm_up(self, states, seconds: float | None) -> None:
@@ -178,7 +178,7 @@ def table(rows) -> str:
         lines.append("| " + " | ".join([
             cell.game, f"{cell.size}x{cell.size}", cell.budget, str(match.games), str(match.wins),
             f"{match.win_rate:.3f}", f"[{lo:.3f}, {hi:.3f}]",
-            *(f"{m.by_colour[c].win_rate:.3f}" if c in m.by_colour else "" for c in ("black", "white")),
+            f"{m.by_colour['black'].win_rate:.3f}", f"{m.by_colour['white'].win_rate:.3f}",
             f"{m.depth:.1f}", f"{g.depth:.1f}",
             f"{m.rate:,.0f}", f"{g.rate:,.0f}", str(plies), f"{wall:.0f}",
         ]) + " |")

@@ -15,7 +15,9 @@ Printed: a markdown table with MCPS's wins, win rate and its 95% Wilson interval
 as black and as white (a game that the first or the second player wins under both searches
 pins the overall rate at 0.5 whatever their strengths), and per side the mean tree depth
 (the deepest node of the tree, averaged over the side's searched moves) and playouts per
-second (the side's playouts over the wall time of its searches).
+second (the side's playouts over the wall time of its searches). For the cells budgeted in
+seconds, a second table gives each side's playouts per move and game by ply range (the opening
+apart from the endgame, where short playouts make many).
 
     python experiments/mcps_vs_grave.py --smoke                      # tiny, for CI
     python experiments/mcps_vs_grave.py --games nogo atari_go hex go --sizes 5 7 --budgets 300 --n 100
@@ -69,6 +71,8 @@ class Side:
     seconds: float = 0.0
     playouts: int = 0
     depths: list = dataclasses.field(default_factory=list)
+    # per searched move: (ply, playouts per game searched), for the per-ply table of timed cells
+    per_move: list = dataclasses.field(default_factory=list)
     # "black" / "white" -> MatchResult of the side's games with that colour (set by play_cell)
     by_colour: dict = dataclasses.field(default_factory=dict)
 
@@ -80,8 +84,8 @@ class Side:
         else:  # one chunk of the timed search, every call it makes
             jax.block_until_ready(search_for(self.search, None, self.search.init(states), key, 0.0, CHUNK)[0].actions)
 
-    def move(self, states, key, seconds: float | None):
-        """Search ``states`` (a batch) and return the actions; time and count the search."""
+    def move(self, states, key, seconds: float | None, ply: int = 0):
+        """Search ``states`` (a batch) at ``ply`` and return the actions; time and count the search."""
         live = ~np.asarray(states.terminal)
         t0 = time.perf_counter()  # the side's wall time, for playouts/s, counts the allocation
         # The empty tree is allocated before a time budget starts: its fixed capacity (MCPS's
@@ -93,13 +97,21 @@ class Side:
             out, tree, _ = search_for(self.search, None, tree, key, seconds, CHUNK)
         jax.block_until_ready(out.actions)
         self.seconds += time.perf_counter() - t0
-        self.playouts += int(np.sum(np.asarray(tree.playouts)))
+        playouts = np.asarray(tree.playouts)
+        self.playouts += int(np.sum(playouts))
+        if live.any():
+            self.per_move.append((ply, float(np.mean(playouts[live]))))
         self.depths.extend(np.asarray(tree.max_depth())[live].tolist())
         return out.actions
 
     @property
     def rate(self) -> float:
         return self.playouts / max(self.seconds, 1e-9)
+
+    def playouts_per_move(self, first: int, last: int) -> float:
+        """Mean playouts per game of the side's searched moves at plies ``first`` to ``last``."""
+        found = [n for ply, n in self.per_move if first <= ply <= last]
+        return float(np.mean(found)) if found else float("nan")
 
     @property
     def depth(self) -> float:
@@ -154,8 +166,8 @@ def play_cell(cell: Cell, seed: int = 0, max_playouts: int = 4000, players=("mcp
         mcps_games, grave_games = (first, second) if black else (second, first)
         key, k_m, k_g = jax.random.split(key, 3)
         actions = np.zeros(cell.n, np.int32)
-        actions[mcps_games] = np.asarray(mcps_side.move(spread(take(states, mcps_games)), k_m, cell.seconds))
-        actions[grave_games] = np.asarray(grave_side.move(spread(take(states, grave_games)), k_g, cell.seconds))
+        actions[mcps_games] = np.asarray(mcps_side.move(spread(take(states, mcps_games)), k_m, cell.seconds, ply))
+        actions[grave_games] = np.asarray(grave_side.move(spread(take(states, grave_games)), k_g, cell.seconds, ply))
         states = step(states, jnp.asarray(actions))
         ply += 1
         bar.set_postfix(ply=ply, refresh=False)
@@ -183,6 +195,28 @@ def table(rows) -> str:
             f"{m.rate:,.0f}", f"{g.rate:,.0f}", str(plies), f"{wall:.0f}",
         ]) + " |")
     return "\n".join(lines) + "\n"
+
+
+PLY_RANGES = ((1, 10), (11, 20), (21, 30), (31, None))  # counted from 1, the first move
+
+
+def budget_table(rows) -> str:
+    """Playouts per move of each side by ply range, for the timed cells (where the budget is
+    seconds, what each side made of it); empty if there are none."""
+    timed = [row for row in rows if row[0].seconds]
+    if not timed:
+        return ""
+    a, b = timed[0][2].name, timed[0][3].name
+    ranges = [f"plies {lo}-{hi}" if hi else f"plies {lo}+" for lo, hi in PLY_RANGES]
+    header = ["game", "size", "budget per move", "side"] + ranges
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * 4 + ["---:"] * len(ranges)) + "|"]
+    for cell, _, m, g, _, _ in timed:
+        for side in (m, g):
+            # Plies of ``Side.per_move`` count from 0.
+            means = [side.playouts_per_move(lo - 1, (hi or 10**9) - 1) for lo, hi in PLY_RANGES]
+            lines.append("| " + " | ".join([cell.game, f"{cell.size}x{cell.size}", cell.budget, side.name]
+                                            + ["-" if np.isnan(x) else f"{x:,.0f}" for x in means]) + " |")
+    return f"Playouts per move and game, {a} and {b}, by ply:\n\n" + "\n".join(lines) + "\n"
 
 
 def parse_budget(text: str) -> tuple[int | None, float | None]:
@@ -233,6 +267,9 @@ def main(argv=None) -> None:
     print()
     print_header("mcps_vs_grave.py", argv, f"{len(cells)} cell(s)", t_start)
     print(table(rows))
+    extra = budget_table(rows)
+    if extra:
+        print(extra)
 
 
 if __name__ == "__main__":

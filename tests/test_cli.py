@@ -79,3 +79,22 @@ def test_mcps_vs_grave_splits_results_by_colour(monkeypatch):
     assert (as_black.wins, as_black.losses) == (2, 0)
     assert (as_white.wins, as_white.losses) == (1, 1)
     assert (as_black + as_white).win_rate == 0.75
+
+
+def test_mcps_vs_grave_budget_table_by_ply(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "experiments"))
+    import mcps_vs_grave
+
+    def side(name, per_move):
+        return mcps_vs_grave.Side(name, search=None, per_move=per_move)
+
+    # Plies count from 0 in ``per_move`` and from 1 in the table; nothing past ply 20 here.
+    m = side("MCPS", [(0, 100.0), (2, 300.0), (10, 1000.0)])
+    g = side("GRAVE", [(1, 150.0), (11, 2000.0), (19, 4000.0)])
+    timed = mcps_vs_grave.Cell("nogo", 5, None, 15.0, 4)
+    fixed = mcps_vs_grave.Cell("nogo", 5, 300, None, 4)
+    assert mcps_vs_grave.budget_table([(fixed, None, m, g, 20, 1.0)]) == ""
+    text = mcps_vs_grave.budget_table([(fixed, None, m, g, 20, 1.0), (timed, None, m, g, 20, 1.0)])
+    assert "| nogo | 5x5 | 15 s | MCPS | 200 | 1,000 | - | - |" in text
+    assert "| nogo | 5x5 | 15 s | GRAVE | 150 | 3,000 | - | - |" in text
+    assert "300 playouts" not in text

@@ -71,7 +71,7 @@ class Side:
     seconds: float = 0.0
     playouts: int = 0
     depths: list = dataclasses.field(default_factory=list)
-    # per searched move: (ply, playouts per game searched), for the per-ply table of timed cells
+    # per searched move: (ply from 1, playouts per game searched), for ``budget_table``
     per_move: list = dataclasses.field(default_factory=list)
     # "black" / "white" -> MatchResult of the side's games with that colour (set by play_cell)
     by_colour: dict = dataclasses.field(default_factory=dict)
@@ -84,8 +84,9 @@ class Side:
         else:  # one chunk of the timed search, every call it makes
             jax.block_until_ready(search_for(self.search, None, self.search.init(states), key, 0.0, CHUNK)[0].actions)
 
-    def move(self, states, key, seconds: float | None, ply: int = 0):
-        """Search ``states`` (a batch) at ``ply`` and return the actions; time and count the search."""
+    def move(self, states, key, seconds: float | None, ply: int = 1):
+        """Search ``states`` (a batch) at ``ply`` (the move number, from 1) and return the
+        actions; time and count the search."""
         live = ~np.asarray(states.terminal)
         t0 = time.perf_counter()  # the side's wall time, for playouts/s, counts the allocation
         # The empty tree is allocated before a time budget starts: its fixed capacity (MCPS's
@@ -108,8 +109,9 @@ class Side:
     def rate(self) -> float:
         return self.playouts / max(self.seconds, 1e-9)
 
-    def playouts_per_move(self, first: int, last: int) -> float:
-        """Mean playouts per game of the side's searched moves at plies ``first`` to ``last``."""
+    def playouts_per_move(self, first: int, last: float) -> float:
+        """Mean playouts per game of the side's searched moves at plies ``first`` to ``last``
+        (from 1, both included)."""
         found = [n for ply, n in self.per_move if first <= ply <= last]
         return float(np.mean(found)) if found else float("nan")
 
@@ -166,8 +168,8 @@ def play_cell(cell: Cell, seed: int = 0, max_playouts: int = 4000, players=("mcp
         mcps_games, grave_games = (first, second) if black else (second, first)
         key, k_m, k_g = jax.random.split(key, 3)
         actions = np.zeros(cell.n, np.int32)
-        actions[mcps_games] = np.asarray(mcps_side.move(spread(take(states, mcps_games)), k_m, cell.seconds, ply))
-        actions[grave_games] = np.asarray(grave_side.move(spread(take(states, grave_games)), k_g, cell.seconds, ply))
+        actions[mcps_games] = np.asarray(mcps_side.move(spread(take(states, mcps_games)), k_m, cell.seconds, ply + 1))
+        actions[grave_games] = np.asarray(grave_side.move(spread(take(states, grave_games)), k_g, cell.seconds, ply + 1))
         states = step(states, jnp.asarray(actions))
         ply += 1
         bar.set_postfix(ply=ply, refresh=False)
@@ -179,12 +181,17 @@ def play_cell(cell: Cell, seed: int = 0, max_playouts: int = 4000, players=("mcp
     return as_black + as_white, mcps_side, grave_side, ply
 
 
+def _header_lines(header, left: int) -> list[str]:
+    """A markdown table's header row and rule, the first ``left`` columns left-aligned."""
+    return ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * left + ["---:"] * (len(header) - left)) + "|"]
+
+
 def table(rows) -> str:
     a, b = (rows[0][2].name, rows[0][3].name) if rows else ("MCPS", "GRAVE")
     header = ["game", "size", "budget per move", "N", f"{a} wins", f"{a} win rate", "95% interval",
               f"{a} as black", f"{a} as white", f"depth {a}", f"depth {b}", f"playouts/s {a}",
               f"playouts/s {b}", "plies", "wall s"]
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * 3 + ["---:"] * (len(header) - 3)) + "|"]
+    lines = _header_lines(header, 3)
     for cell, match, m, g, plies, wall in rows:
         lo, hi = match.interval()
         lines.append("| " + " | ".join([
@@ -197,7 +204,7 @@ def table(rows) -> str:
     return "\n".join(lines) + "\n"
 
 
-PLY_RANGES = ((1, 10), (11, 20), (21, 30), (31, None))  # counted from 1, the first move
+PLY_RANGES = ((1, 10), (11, 20), (21, 30), (31, float("inf")))  # counted from 1, the first move
 
 
 def budget_table(rows) -> str:
@@ -207,13 +214,12 @@ def budget_table(rows) -> str:
     if not timed:
         return ""
     a, b = timed[0][2].name, timed[0][3].name
-    ranges = [f"plies {lo}-{hi}" if hi else f"plies {lo}+" for lo, hi in PLY_RANGES]
+    ranges = [f"plies {lo}+" if hi == float("inf") else f"plies {lo}-{hi}" for lo, hi in PLY_RANGES]
     header = ["game", "size", "budget per move", "side"] + ranges
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * 4 + ["---:"] * len(ranges)) + "|"]
+    lines = _header_lines(header, 4)
     for cell, _, m, g, _, _ in timed:
         for side in (m, g):
-            # Plies of ``Side.per_move`` count from 0.
-            means = [side.playouts_per_move(lo - 1, (hi or 10**9) - 1) for lo, hi in PLY_RANGES]
+            means = [side.playouts_per_move(lo, hi) for lo, hi in PLY_RANGES]
             lines.append("| " + " | ".join([cell.game, f"{cell.size}x{cell.size}", cell.budget, side.name]
                                             + ["-" if np.isnan(x) else f"{x:,.0f}" for x in means]) + " |")
     return f"Playouts per move and game, {a} and {b}, by ply:\n\n" + "\n".join(lines) + "\n"

@@ -88,9 +88,9 @@ def test_mcps_vs_grave_budget_table_by_ply(monkeypatch):
     def side(name, per_move):
         return mcps_vs_grave.Side(name, search=None, per_move=per_move)
 
-    # Plies count from 0 in ``per_move`` and from 1 in the table; nothing past ply 20 here.
-    m = side("MCPS", [(0, 100.0), (2, 300.0), (10, 1000.0)])
-    g = side("GRAVE", [(1, 150.0), (11, 2000.0), (19, 4000.0)])
+    # Plies count from 1; nothing past ply 20 here.
+    m = side("MCPS", [(1, 100.0), (3, 300.0), (11, 1000.0)])
+    g = side("GRAVE", [(2, 150.0), (12, 2000.0), (20, 4000.0)])
     timed = mcps_vs_grave.Cell("nogo", 5, None, 15.0, 4)
     fixed = mcps_vs_grave.Cell("nogo", 5, 300, None, 4)
     assert mcps_vs_grave.budget_table([(fixed, None, m, g, 20, 1.0)]) == ""

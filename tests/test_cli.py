@@ -42,6 +42,7 @@ def test_unknown_subcommand_exits_with_usage():
     ("bench_dataset.py", "| 2x | 80 |"),
     ("bench_zero.py", "| smoke | 5x5 | 1x8 (0.00M) | 4 | 8 |"),
     ("bench_grave_mcps.py", "| nogo 5x5 | 2 |"),
+    ("bench_mcps_cost.py", "| MCPS, no node frozen |"),
     ("mcps_vs_grave.py", "| nogo | 5x5 | 16 playouts | 4 |"),
     ("alphago_pipeline_19x19.py", "| SL policy | held-out top-1 |"),
     ("zero_train.py", "| smoke | 5x5 | 1x8 | "),

@@ -30,7 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from alphago_jax.search import mcps
-from alphago_jax.search.grave import FREEZE_SLOTS_FRACTION, GraveConfig, GraveSearch
+from alphago_jax.search.grave import GraveConfig, GraveSearch, freezing_games
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # sibling modules, however run
 from bench_grave_mcps import make_game  # noqa: E402
@@ -78,7 +78,7 @@ def bitset_costs(num_codes: int, batch: int, slots: int, record: int, steps: int
     """Seconds of one freezing step and of one window write, each the mean over ``steps`` of
     them in a jitted loop (so without a call's dispatch overhead; the freezing step's path
     changes each time, so that the compiler cannot hoist it out of the loop)."""
-    k = min(batch, max(1, -(-batch // FREEZE_SLOTS_FRACTION)))
+    k = freezing_games(batch)
     words = mcps.num_words(slots)
     rng = np.random.default_rng(0)
 
@@ -132,8 +132,8 @@ def main(argv=None) -> None:
     slots = min(GraveConfig().window, args.capacity)
     k, freeze_s, add_s = bitset_costs(game.num_move_codes, args.batch, slots, game.num_actions)
     lines += ["", "| bitset work, timed alone | ms each | share of an MCPS playout step |", "|---|---:|---:|",
-              f"| freezing a node in {k} of the {args.batch} games ({game.num_move_codes} codes, {slots:,} slots) | {freeze_s * 1e3:.3f} "
-              f"| {freeze_s / step_s:.1%} |",
+              f"| freezing a node in {k} of the {args.batch} games ({game.num_move_codes} codes, {slots:,} slots) "
+              f"| {freeze_s * 1e3:.3f} | {freeze_s / step_s:.1%} |",
               f"| writing {args.batch} playouts to the windows | {add_s * 1e3:.3f} | {add_s / step_s:.1%} |",
               f"| (one MCPS playout step, {args.batch} playouts) | {step_s * 1e3:.3f} | 100% |"]
     print()

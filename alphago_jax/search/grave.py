@@ -62,6 +62,11 @@ ALGORITHMS = ("uct", "rave", "grave", "mcps")
 FREEZE_SLOTS_FRACTION = 8  # per playout step, at most ceil(B / 8) games of a batch freeze a node
 
 
+def freezing_games(batch: int) -> int:
+    """MCPS: how many of a batch's games may freeze a node per playout step, ``ceil(B / 8)``."""
+    return min(batch, max(1, -(-batch // FREEZE_SLOTS_FRACTION)))
+
+
 @dataclasses.dataclass(frozen=True)
 class GraveConfig:
     """Static settings of the GRAVE-family searches (hashable: jitted functions close over them).
@@ -292,7 +297,7 @@ class GraveSearch:
         The bitset work (M x W / 32 words per node) is done for the drawn games only; a game
         left out freezes its node on a later playout through it (it is still a candidate)."""
         b = cand.shape[0]
-        k = min(b, max(1, -(-b // FREEZE_SLOTS_FRACTION)))
+        k = freezing_games(b)
         priority = (cand >= 0) + jax.random.uniform(key, (b,), maxval=0.5)
         _, games = jax.lax.top_k(priority, k)
         node = cand[games]
@@ -320,4 +325,4 @@ def make_grave_search(game: Game, config: GraveConfig = GraveConfig()) -> GraveS
     return GraveSearch(game, config)
 
 
-__all__ = ["ALGORITHMS", "GraveConfig", "GraveSearch", "grave_beta", "make_grave_search", "selection_values"]
+__all__ = ["ALGORITHMS", "GraveConfig", "GraveSearch", "freezing_games", "grave_beta", "make_grave_search", "selection_values"]

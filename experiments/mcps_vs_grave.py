@@ -11,6 +11,12 @@ the slower side runs fewer playouts). The empty trees are allocated before the t
 still, a capacity far above the playouts the time allows costs MCPS, whose nodes hold twice the
 statistics, more than GRAVE (docs/results.md): set it a little above them.
 
+With ``--one-at-a-time`` each side searches its games one by one (batch 1) instead, as the
+paper's sequential program does, and a budget in seconds is the time per move of one game. Under
+``vmap`` every game of a batch waits for the batch's longest descent and longest random game, so
+a batched timed move charges a deeper tree for the deepest descent of all its games; alone,
+a game pays for its own descent and playout only.
+
 Printed: a markdown table with MCPS's wins, win rate and its 95% Wilson interval, its win rates
 as black and as white (a game that the first or the second player wins under both searches
 pins the overall rate at 0.5 whatever their strengths), and per side the mean tree depth
@@ -22,6 +28,7 @@ apart from the endgame, where short playouts make many).
     python experiments/mcps_vs_grave.py --smoke                      # tiny, for CI
     python experiments/mcps_vs_grave.py --games nogo atari_go hex go --sizes 5 7 --budgets 300 --n 100
     python experiments/mcps_vs_grave.py --cell go:7:200:50 --cell hex:7:0.5s:100
+    python experiments/mcps_vs_grave.py --one-at-a-time --cell nogo:5:0.4s:400   # 0.4 s per move of a game
 """
 
 from __future__ import annotations
@@ -54,12 +61,14 @@ class Cell:
     game: str
     size: int
     playouts: int | None  # playouts per move, or None with ``seconds``
-    seconds: float | None  # wall time per batched move
+    seconds: float | None  # wall time per batched move (per move of one game if ``alone``)
     n: int
+    alone: bool = False  # each game searched on its own (batch 1) rather than in a batch
 
     @property
     def budget(self) -> str:
-        return f"{self.playouts} playouts" if self.playouts else f"{self.seconds:g} s"
+        budget = f"{self.playouts} playouts" if self.playouts else f"{self.seconds:g} s"
+        return f"{budget}, one game at a time" if self.alone else budget
 
 
 @dataclasses.dataclass
@@ -149,10 +158,11 @@ def play_cell(cell: Cell, seed: int = 0, max_playouts: int = 4000, players=("mcp
     mcps_side, grave_side = (Side(alg.upper(), GraveSearch(game, cfg)) for alg, cfg in zip(players, configs))
     half = cell.n // 2
     states = jax.vmap(lambda _: game.init())(jnp.arange(cell.n))
-    mesh = data_mesh(half, "games per side (n / 2)")  # each side searches its N/2 games on all devices
+    # Batched, each side searches its N/2 games on all devices; alone, one game on one device.
+    mesh = None if cell.alone else data_mesh(half, "games per side (n / 2)")
     spread = lambda states: to_devices(states, mesh)  # noqa: E731
     for side in (mcps_side, grave_side):
-        side.warm_up(spread(jax.tree_util.tree_map(lambda x: x[:half], states)), cell.seconds)
+        side.warm_up(spread(jax.tree_util.tree_map(lambda x: x[:1 if cell.alone else half], states)), cell.seconds)
     first, second = np.arange(half), np.arange(half, cell.n)  # MCPS black in ``first``
     step = jax.jit(jax.vmap(game.step))
     take = jax.jit(lambda s, idx: jax.tree_util.tree_map(lambda x: x[idx], s))
@@ -168,8 +178,12 @@ def play_cell(cell: Cell, seed: int = 0, max_playouts: int = 4000, players=("mcp
         mcps_games, grave_games = (first, second) if black else (second, first)
         key, k_m, k_g = jax.random.split(key, 3)
         actions = np.zeros(cell.n, np.int32)
-        actions[mcps_games] = np.asarray(mcps_side.move(spread(take(states, mcps_games)), k_m, cell.seconds, ply + 1))
-        actions[grave_games] = np.asarray(grave_side.move(spread(take(states, grave_games)), k_g, cell.seconds, ply + 1))
+        for side, idx, k in ((mcps_side, mcps_games, k_m), (grave_side, grave_games, k_g)):
+            if cell.alone:  # the games still being played, one search each
+                for i, k_i in zip(idx[live[idx]], jax.random.split(k, len(idx))):
+                    actions[i] = np.asarray(side.move(take(states, np.array([i])), k_i, cell.seconds, ply + 1))[0]
+            else:
+                actions[idx] = np.asarray(side.move(spread(take(states, idx)), k, cell.seconds, ply + 1))
         states = step(states, jnp.asarray(actions))
         ply += 1
         bar.set_postfix(ply=ply, refresh=False)
@@ -233,13 +247,13 @@ def parse_budget(text: str) -> tuple[int | None, float | None]:
     return int(t), None
 
 
-def parse_cell(text: str, default_n: int) -> Cell:
+def parse_cell(text: str, default_n: int, alone: bool = False) -> Cell:
     """``game:size:budget[:n]``, e.g. ``go:7:200:50`` or ``hex:7:0.5s``."""
     parts = text.split(":")
     if len(parts) not in (3, 4):
         raise argparse.ArgumentTypeError(f"--cell wants game:size:budget[:n], got {text!r}")
     playouts, seconds = parse_budget(parts[2])
-    return Cell(parts[0], int(parts[1]), playouts, seconds, int(parts[3]) if len(parts) == 4 else default_n)
+    return Cell(parts[0], int(parts[1]), playouts, seconds, int(parts[3]) if len(parts) == 4 else default_n, alone)
 
 
 def main(argv=None) -> None:
@@ -251,6 +265,8 @@ def main(argv=None) -> None:
     p.add_argument("--cell", action="append", default=[], help="game:size:budget[:n]; replaces the grid")
     p.add_argument("--max-playouts", type=int, default=4000,
                    help="tree capacity of time-budgeted searches (a little above the playouts the time allows)")
+    p.add_argument("--one-at-a-time", action="store_true",
+                   help="each side searches its games one by one (batch 1): seconds are per move of one game")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--players", nargs=2, default=["mcps", "grave"], metavar=("FIRST", "SECOND"),
                    help="two of uct, rave, grave, mcps (e.g. grave uct to check GRAVE)")
@@ -259,11 +275,12 @@ def main(argv=None) -> None:
     args = p.parse_args(argv)
     t_start = time.perf_counter()
     if args.smoke:
-        cells = [Cell("nogo", 5, 16, None, 4)]
+        cells = [Cell("nogo", 5, 16, None, 4), Cell("nogo", 5, None, 0.01, 2, alone=True)]
     elif args.cell:
-        cells = [parse_cell(c, args.n) for c in args.cell]
+        cells = [parse_cell(c, args.n, args.one_at_a_time) for c in args.cell]
     else:
-        cells = [Cell(g, s, *parse_budget(b), args.n) for g in args.games for s in args.sizes for b in args.budgets]
+        cells = [Cell(g, s, *parse_budget(b), args.n, args.one_at_a_time)
+                 for g in args.games for s in args.sizes for b in args.budgets]
     rows = []
     for cell in cells:
         t0 = time.perf_counter()

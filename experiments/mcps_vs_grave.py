@@ -44,13 +44,13 @@ import jax.numpy as jnp
 import numpy as np
 from tqdm import tqdm
 
-from alphago_jax import games
 from alphago_jax.search.grave import GraveConfig, GraveSearch
 from alphago_jax.search.time_control import search_for
 from alphago_jax.train.supervised import data_mesh, to_devices
 from alphago_jax.train.evaluation import MatchResult
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # sibling modules, however run
+from bench_grave_mcps import make_game  # noqa: E402
 from benchlib import print_header  # noqa: E402
 
 CHUNK = 50  # playouts per chunk of a time-budgeted search
@@ -127,10 +127,6 @@ class Side:
     @property
     def depth(self) -> float:
         return float(np.mean(self.depths)) if self.depths else float("nan")
-
-
-def make_game(name: str, size: int):
-    return games.make(name, size=size, komi=7.5) if name == "go" else games.make(name, size=size)
 
 
 def results_by_colour(returns, player: str, opponent: str) -> tuple[MatchResult, MatchResult]:

@@ -20,5 +20,5 @@ def child_env(devices: int = 1) -> dict:
     cache = jax.config.jax_compilation_cache_dir
     if cache:  # the compilation cache conftest.py set up
         env["JAX_COMPILATION_CACHE_DIR"] = str(cache)
-        env["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0.5"
+        env["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = str(jax.config.jax_persistent_cache_min_compile_time_secs)
     return env

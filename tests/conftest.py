@@ -10,7 +10,8 @@ import pytest
 
 _CACHE = pathlib.Path(os.environ.get("ALPHAGO_JAX_TEST_CACHE", pathlib.Path.home() / ".cache" / "alphago_jax_tests"))
 jax.config.update("jax_compilation_cache_dir", str(_CACHE))
-jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
+# Every compilation is cached, the many small eager ones too: reading one back is cheaper than compiling it.
+jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
 
 SHARED = pathlib.Path(__file__).resolve().parents[1].parent / "shared"
 SGF_DIR = SHARED / "data" / "sgf" / "gnugo-regression"

@@ -54,11 +54,8 @@ def test_full_game_against_gnugo(gnugo_path, tmp_path):
 
 def test_this_engine_over_gtp_against_gnugo(gnugo_path, monkeypatch):
     """The ``gtp`` command as an external engine: a GTP client drives it through a whole game."""
-    import jax
-
-    # The engine process shares the tests' compilation cache.
-    monkeypatch.setenv("JAX_COMPILATION_CACHE_DIR", jax.config.jax_compilation_cache_dir)
-    monkeypatch.setenv("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.5")
+    for key, value in child_env().items():  # the engine process shares the tests' compilation cache
+        monkeypatch.setenv(key, value)
     command = f"{shlex.quote(sys.executable)} -m alphago_jax.play.commands gtp --player random:seed=5 --size 9"
     with make_player(command) as ours, make_player(f"{gnugo_path} --mode gtp --level 1") as gnugo:
         assert ours.name == f"alphago-jax {__version__}" and ours.can_cleanup

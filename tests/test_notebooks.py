@@ -8,12 +8,11 @@ the cell; each cell has ``CELL_TIMEOUT_S`` and all notebooks together ``TOTAL_BU
 
 from __future__ import annotations
 
-import os
 import pathlib
 import time
 
-import jax
 import pytest
+from children import child_env
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
@@ -56,13 +55,7 @@ def test_notebook_runs_at_tiny_size(path, tmp_path):
     left = TOTAL_BUDGET_S - _spent[0]
     if left < 30:
         pytest.fail(f"the notebooks have used their {TOTAL_BUDGET_S} s budget before {path.name}")
-    env = {
-        **os.environ,
-        "ALPHAGO_JAX_SMOKE": "1",
-        "JAX_COMPILATION_CACHE_DIR": str(jax.config.jax_compilation_cache_dir),
-        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0.5",
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-    }
+    env = {**child_env(), "ALPHAGO_JAX_SMOKE": "1"}
     nb = nbformat.read(path, as_version=4)
     client = nbclient.NotebookClient(nb, timeout=int(min(CELL_TIMEOUT_S, left)), kernel_name="python3",
                                      resources={"metadata": {"path": str(tmp_path)}})

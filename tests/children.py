@@ -12,7 +12,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def child_env(devices: int = 1) -> dict:
-    env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))  # no empty entry: that would be the cwd
+    env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONPATH=path)
     flags = [f for f in env.get("XLA_FLAGS", "").split() if "xla_force_host_platform_device_count" not in f]
     if devices > 1:
         flags.append(f"--xla_force_host_platform_device_count={devices}")

@@ -29,6 +29,7 @@ apart from the endgame, where short playouts make many).
     python experiments/mcps_vs_grave.py --games nogo atari_go hex go --sizes 5 7 --budgets 300 --n 100
     python experiments/mcps_vs_grave.py --cell go:7:200:50 --cell hex:7:0.5s:100
     python experiments/mcps_vs_grave.py --one-at-a-time --cell nogo:5:0.4s:400   # 0.4 s per move of a game
+    python experiments/mcps_vs_grave.py --playout-simple-ko --cell go:7:10000:40    # Go playouts under simple ko
 """
 
 from __future__ import annotations
@@ -137,9 +138,11 @@ def results_by_colour(returns, player: str, opponent: str) -> tuple[MatchResult,
             MatchResult.from_outcomes(player, opponent, returns[half:, 1]))
 
 
-def play_cell(cell: Cell, seed: int = 0, max_playouts: int = 4000, players=("mcps", "grave"), progress: bool = True):
+def play_cell(cell: Cell, seed: int = 0, max_playouts: int = 4000, players=("mcps", "grave"), progress: bool = True,
+              playout_superko: bool = True):
     """Play one cell between two algorithms of ``GraveConfig`` (default MCPS, GRAVE), with a
-    progress bar of finished games on stderr unless ``progress`` is False.
+    progress bar of finished games on stderr unless ``progress`` is False; ``playout_superko``
+    False plays both sides' Go playouts under simple ko (``GraveConfig.playout_superko``).
 
     Returns (MatchResult from the first player's side, the first's Side, the second's, plies);
     each Side's ``by_colour`` holds its results as black and as white.
@@ -148,9 +151,11 @@ def play_cell(cell: Cell, seed: int = 0, max_playouts: int = 4000, players=("mcp
         raise ValueError(f"n must be even and at least 2 (split by colour), got {cell.n}")
     game = make_game(cell.game, cell.size)
     if cell.playouts:
-        configs = [GraveConfig(algorithm=alg, playouts=cell.playouts) for alg in players]
+        configs = [GraveConfig(algorithm=alg, playouts=cell.playouts, playout_superko=playout_superko)
+                   for alg in players]
     else:
-        configs = [GraveConfig(algorithm=alg, playouts=CHUNK, tree_capacity=max_playouts + 1) for alg in players]
+        configs = [GraveConfig(algorithm=alg, playouts=CHUNK, tree_capacity=max_playouts + 1,
+                               playout_superko=playout_superko) for alg in players]
     mcps_side, grave_side = (Side(alg.upper(), GraveSearch(game, cfg)) for alg, cfg in zip(players, configs))
     half = cell.n // 2
     states = jax.vmap(lambda _: game.init())(jnp.arange(cell.n))
@@ -266,6 +271,9 @@ def main(argv=None) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--players", nargs=2, default=["mcps", "grave"], metavar=("FIRST", "SECOND"),
                    help="two of uct, rave, grave, mcps (e.g. grave uct to check GRAVE)")
+    p.add_argument("--playout-simple-ko", action="store_true",
+                   help="Go: both sides' random playouts under simple ko instead of positional superko "
+                        "(about 1.5x the playouts per second; the games keep positional superko)")
     p.add_argument("--smoke", action="store_true", help="one tiny cell, for CI")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = p.parse_args(argv)
@@ -280,7 +288,8 @@ def main(argv=None) -> None:
     rows = []
     for cell in cells:
         t0 = time.perf_counter()
-        match, m, g, plies = play_cell(cell, args.seed, args.max_playouts, tuple(args.players), not args.no_progress)
+        match, m, g, plies = play_cell(cell, args.seed, args.max_playouts, tuple(args.players), not args.no_progress,
+                                       not args.playout_simple_ko)
         rows.append((cell, match, m, g, plies, time.perf_counter() - t0))
         print(table(rows[-1:]).splitlines()[-1], flush=True, file=sys.stderr)  # progress
     print()

@@ -5,8 +5,15 @@ from __future__ import annotations
 import os
 import pathlib
 
-import jax
-import pytest
+# The tests' programs are small and run briefly, so XLA's backend optimisation costs more than it
+# saves: at level 0 a cold-cache run of the suite takes 16 minutes on 2 cores instead of 37. Set
+# before JAX first compiles (XLA reads the flags then); child processes inherit it (children.py).
+_FAST_COMPILE = "--xla_backend_optimization_level=0"
+if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
+    os.environ["XLA_FLAGS"] = " ".join(filter(None, [os.environ.get("XLA_FLAGS"), _FAST_COMPILE]))
+
+import jax  # noqa: E402
+import pytest  # noqa: E402
 
 _CACHE = pathlib.Path(os.environ.get("ALPHAGO_JAX_TEST_CACHE", pathlib.Path.home() / ".cache" / "alphago_jax_tests"))
 jax.config.update("jax_compilation_cache_dir", str(_CACHE))

@@ -203,3 +203,30 @@ def test_go_playouts_do_not_fill_own_eyes():
     assert not mask[25]  # no pass while other moves exist
     counts = collections.Counter(np.flatnonzero(legal & ~mask).tolist())
     assert set(counts) == {0, 25}
+
+
+def test_simple_ko_playouts_step_superko_states_as_a_simple_ko_game_would():
+    """``playout_superko=False``: from any point of a positional-superko game, the simple-ko
+    rules step its states exactly as they step their own game's."""
+    game = games.make("go", size=5, komi=0.5)
+    simple = amaf.simple_ko_rules(game)
+    assert simple.superko is False and simple.size == game.size and simple.komi == game.komi
+    assert amaf.simple_ko_rules(games.make("nogo", size=5)) == games.make("nogo", size=5)
+    assert GraveSearch(game, GraveConfig(playouts=8, playout_superko=False))._playout_game == simple
+    step, step_simple = jax.jit(game.step), jax.jit(simple.step)
+    rng = np.random.default_rng(3)
+    switched, own = game.init(), simple.init()
+    moves = captures = 0
+    while not bool(own.terminal):
+        legal = np.flatnonzero(np.asarray(own.legal))
+        a = int(rng.choice(legal[:-1] if len(legal) > 1 else legal))  # pass only when forced
+        stones = int(np.sum(np.asarray(own.board) != 0))
+        switched = step(switched, a) if moves < 6 else step_simple(switched, a)
+        own = step_simple(own, a)
+        captures += int(np.sum(np.asarray(own.board) != 0)) < stones + (a < game.num_points)
+        moves += 1
+        if moves > 6:
+            for field in ("board", "chain_id", "atari_lib", "legal", "ko", "passes", "terminal", "hash"):
+                np.testing.assert_array_equal(np.asarray(getattr(switched, field)), np.asarray(getattr(own, field)),
+                                              err_msg=f"{field} after move {moves}")
+    assert moves > 20 and captures > 0, (moves, captures)

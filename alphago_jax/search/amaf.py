@@ -26,6 +26,7 @@ Layer: depends on ``games``, ``playout`` and ``search.mcps`` (the window type th
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, NamedTuple
 
 import flax.struct
@@ -168,6 +169,15 @@ def playout_mask(game: Game, state, protect_eyes: bool) -> jnp.ndarray:
     n = game.num_points
     points = legal[:n] & ~_own_eyes(state.board, state.to_play, game.size)
     return jnp.concatenate([points, (legal[n] & ~jnp.any(points))[None]])
+
+
+def simple_ko_rules(game: Game) -> Game:
+    """``game`` under the simple ko rule where it has positional superko (Go), else ``game``.
+
+    Its ``step`` takes the superko game's states as they are (under simple ko the history and
+    its Bloom filter are neither read nor written), so a playout can switch rules at any point.
+    """
+    return dataclasses.replace(game, superko=False) if getattr(game, "superko", False) else game
 
 
 def empty_tree(game: Game, states, capacity: int, amaf: bool, window: int | None,
@@ -344,4 +354,5 @@ __all__ = [
     "playout_mask",
     "random_playout",
     "root_is_black",
+    "simple_ko_rules",
 ]

@@ -88,6 +88,10 @@ class GraveConfig:
       trim_window: MCPS stores ``min(window, tree capacity)`` slots, which gives the same
         statistics whenever a search runs fewer playouts than that (every fixed-budget
         search); False stores all ``window`` slots (to measure the full window's cost).
+      playout_superko: Go only: False plays the random part of each playout under the simple
+        ko rule (``amaf.simple_ko_rules``) instead of positional superko, as most Monte Carlo
+        Go programs do: about 1.5x the playouts per second on 7x7. The tree keeps the game's
+        rules, so every move it considers or plays is legal under them.
     """
 
     algorithm: str = "grave"
@@ -101,6 +105,7 @@ class GraveConfig:
     max_moves: int | None = None
     protect_eyes: bool = True
     trim_window: bool = True
+    playout_superko: bool = True
 
     def __post_init__(self):
         if self.algorithm not in ALGORITHMS:
@@ -187,6 +192,7 @@ class GraveSearch:
         self._mcps = config.algorithm == "mcps"
         slots = min(config.window, self.capacity) if config.trim_window else config.window
         self._window = slots if self._mcps else None
+        self._playout_game = game if config.playout_superko else amaf.simple_ko_rules(game)
         self.init = jax.jit(self._init)
         self.start = jax.jit(lambda params, tree, key: tree)
         # The tree passed to ``simulate`` / ``iterate`` is consumed (donated): a search in chunks
@@ -274,7 +280,7 @@ class GraveSearch:
         node, a, child, path, record, t, active = self._descend(tree)
         tree, after, new = amaf.expand(self.game, tree, node, a, active & (child < 0), self.config.protect_eyes)
         final, (actions, codes, players), length = amaf.random_playout(
-            self.game, after, record, t, key, self.config.protect_eyes)
+            self._playout_game, after, record, t, key, self.config.protect_eyes)
         length = jnp.where(active, length, 0)
         # The deepest node updated: the new node, a terminal child revisited, or (the tree full)
         # the last node, whose chosen edge is still counted.

@@ -1,5 +1,6 @@
 """UCT, RAVE and GRAVE: AMAF statistics against a recount of the recorded playouts, GRAVE with
-ref = 0 against RAVE, legality of every choice and a capture in one found; config errors.
+ref = 0 against RAVE, legality of every choice and a capture in one found; config errors; Go's
+eye-keeping and simple-ko playouts.
 
 Few compiled shapes: every search here runs on batches of 2 games, one playout per call of
 ``iterate`` driven from Python (a handful of compilations in all)."""

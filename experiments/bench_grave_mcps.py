@@ -25,6 +25,7 @@ import jax
 import jax.numpy as jnp
 
 from alphago_jax import games
+from alphago_jax.search import amaf
 from alphago_jax.search.grave import GraveConfig, GraveSearch
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # sibling modules, however run
@@ -53,7 +54,7 @@ def race(game, batch: int, playouts: int, rounds: int):
     args = (None, states, jax.random.PRNGKey(0))
     searches, compiles = {}, []
     for column, algorithm, trim, superko in VARIANTS:
-        if not (superko or getattr(game, "superko", False)):
+        if not superko and amaf.simple_ko_rules(game) is game:  # no superko to drop
             continue
         searches[column] = GraveSearch(game, GraveConfig(algorithm=algorithm, playouts=playouts, trim_window=trim,
                                                          playout_superko=superko))

@@ -30,6 +30,12 @@ apart from the endgame, where short playouts make many).
     python experiments/mcps_vs_grave.py --cell go:7:200:50 --cell hex:7:0.5s:100
     python experiments/mcps_vs_grave.py --one-at-a-time --cell nogo:5:0.4s:400   # 0.4 s per move of a game
     python experiments/mcps_vs_grave.py --playout-simple-ko --cell go:7:10000:40    # Go playouts under simple ko
+    python experiments/mcps_vs_grave.py --carry-window --cell go:7:1000:200   # MCPS's window spans moves
+
+With ``--carry-window`` MCPS keeps its playout window from one move of a game to the next (all W
+slots stored), so that a node frozen early in a search counts the last W playouts of the game's
+recent searches too, not only the current search's: the other reading of the seed's "sliding
+window of recent playouts" (by default the window holds the current search's playouts only).
 """
 
 from __future__ import annotations
@@ -85,6 +91,8 @@ class Side:
     per_move: list = dataclasses.field(default_factory=list)
     # "black" / "white" -> MatchResult of the side's games with that colour (set by play_cell)
     by_colour: dict = dataclasses.field(default_factory=dict)
+    # MCPS with a window carried across moves: batch key -> the window its last search left
+    windows: dict | None = None
 
     def warm_up(self, states, seconds: float | None) -> None:
         """Compile the calls ``move`` makes (outside its timing)."""
@@ -94,20 +102,26 @@ class Side:
         else:  # one chunk of the timed search, every call it makes
             jax.block_until_ready(search_for(self.search, None, self.search.init(states), key, 0.0, CHUNK)[0].actions)
 
-    def move(self, states, key, seconds: float | None, ply: int = 1):
+    def move(self, states, key, seconds: float | None, ply: int = 1, games=None):
         """Search ``states`` (a batch) at ``ply`` (the move number, from 1) and return the
-        actions; time and count the search."""
+        actions; time and count the search. ``games`` (hashable) names the batch's games, whose
+        window the search starts from and leaves when ``windows`` is set."""
         live = ~np.asarray(states.terminal)
         t0 = time.perf_counter()  # the side's wall time, for playouts/s, counts the allocation
         # The empty tree is allocated before a time budget starts: its fixed capacity (MCPS's
         # holds twice the statistics) is an artifact of fixed shapes, not search work.
-        tree = jax.block_until_ready(self.search.init(states))
+        tree = self.search.init(states)
+        if self.windows is not None and games in self.windows:
+            tree = tree.replace(window=self.windows[games])
+        tree = jax.block_until_ready(tree)
         if seconds is None:
             out, tree = self.search.run(None, tree, key)
         else:  # chunks while the next one, timed like the last, still fits
             out, tree, _ = search_for(self.search, None, tree, key, seconds, CHUNK)
         jax.block_until_ready(out.actions)
         self.seconds += time.perf_counter() - t0
+        if self.windows is not None:
+            self.windows[games] = tree.window
         playouts = np.asarray(tree.playouts)
         self.playouts += int(np.sum(playouts))
         if live.any():
@@ -139,10 +153,12 @@ def results_by_colour(returns, player: str, opponent: str) -> tuple[MatchResult,
 
 
 def play_cell(cell: Cell, seed: int = 0, max_playouts: int = 4000, players=("mcps", "grave"), progress: bool = True,
-              playout_superko: bool = True):
+              playout_superko: bool = True, carry_window: bool = False):
     """Play one cell between two algorithms of ``GraveConfig`` (default MCPS, GRAVE), with a
     progress bar of finished games on stderr unless ``progress`` is False; ``playout_superko``
-    False plays both sides' Go playouts under simple ko (``GraveConfig.playout_superko``).
+    False plays both sides' Go playouts under simple ko (``GraveConfig.playout_superko``);
+    ``carry_window`` keeps an MCPS side's window (all W slots) from each move of a game to its
+    next (module docstring).
 
     Returns (MatchResult from the first player's side, the first's Side, the second's, plies);
     each Side's ``by_colour`` holds its results as black and as white.
@@ -156,7 +172,10 @@ def play_cell(cell: Cell, seed: int = 0, max_playouts: int = 4000, players=("mcp
     else:
         configs = [GraveConfig(algorithm=alg, playouts=CHUNK, tree_capacity=max_playouts + 1,
                                playout_superko=playout_superko) for alg in players]
-    mcps_side, grave_side = (Side(alg.upper(), GraveSearch(game, cfg)) for alg, cfg in zip(players, configs))
+    if carry_window:
+        configs = [dataclasses.replace(cfg, trim_window=False) for cfg in configs]
+    mcps_side, grave_side = (Side(alg.upper(), GraveSearch(game, cfg), windows={} if carry_window and alg == "mcps"
+                                  else None) for alg, cfg in zip(players, configs))
     half = cell.n // 2
     states = jax.vmap(lambda _: game.init())(jnp.arange(cell.n))
     # Batched, each side searches its N/2 games on all devices; alone, one game on one device.
@@ -182,9 +201,10 @@ def play_cell(cell: Cell, seed: int = 0, max_playouts: int = 4000, players=("mcp
         for side, idx, k in ((mcps_side, mcps_games, k_m), (grave_side, grave_games, k_g)):
             if cell.alone:  # the games still being played, one search each
                 for i, k_i in zip(idx[live[idx]], jax.random.split(k, len(idx))):
-                    actions[i] = np.asarray(side.move(take(states, np.array([i])), k_i, cell.seconds, ply + 1))[0]
+                    one = take(states, np.array([i]))
+                    actions[i] = np.asarray(side.move(one, k_i, cell.seconds, ply + 1, int(i)))[0]
             else:
-                actions[idx] = np.asarray(side.move(spread(take(states, idx)), k, cell.seconds, ply + 1))
+                actions[idx] = np.asarray(side.move(spread(take(states, idx)), k, cell.seconds, ply + 1, black))
         states = step(states, jnp.asarray(actions))
         ply += 1
         bar.set_postfix(ply=ply, refresh=False)
@@ -274,6 +294,8 @@ def main(argv=None) -> None:
     p.add_argument("--playout-simple-ko", action="store_true",
                    help="Go: both sides' random playouts under simple ko instead of positional superko "
                         "(about 1.5x the playouts per second; the games keep positional superko)")
+    p.add_argument("--carry-window", action="store_true",
+                   help="MCPS keeps its playout window (all W slots) from each move of a game to the next")
     p.add_argument("--smoke", action="store_true", help="one tiny cell, for CI")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = p.parse_args(argv)
@@ -289,7 +311,7 @@ def main(argv=None) -> None:
     for cell in cells:
         t0 = time.perf_counter()
         match, m, g, plies = play_cell(cell, args.seed, args.max_playouts, tuple(args.players), not args.no_progress,
-                                       not args.playout_simple_ko)
+                                       not args.playout_simple_ko, args.carry_window)
         rows.append((cell, match, m, g, plies, time.perf_counter() - t0))
         print(table(rows[-1:]).splitlines()[-1], flush=True, file=sys.stderr)  # progress
     print()

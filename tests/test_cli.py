@@ -101,3 +101,17 @@ def test_mcps_vs_grave_budget_table_by_ply(monkeypatch):
     assert "| nogo | 5x5 | 15 s | MCPS | 200 | 1,000 | - | - |" in text
     assert "| nogo | 5x5 | 15 s | GRAVE | 150 | 3,000 | - | - |" in text
     assert "300 playouts" not in text
+
+
+def test_mcps_vs_grave_carried_window_holds_every_search(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "experiments"))
+    import mcps_vs_grave
+
+    # Two games of NoGo 5x5 at 16 playouts: MCPS searches game 0 at black's plies, game 1 at
+    # white's. With the window carried, the two windows together hold every playout MCPS ran
+    # (fewer than W = 10,000), not only those of each batch's last search.
+    cell = mcps_vs_grave.Cell("nogo", 5, 16, None, 2)
+    _, mcps_side, grave_side, _ = mcps_vs_grave.play_cell(cell, progress=False, carry_window=True)
+    assert grave_side.windows is None and set(mcps_side.windows) == {True, False}
+    held = sum(int(np.unpackbits(np.asarray(w.filled).view(np.uint8)).sum()) for w in mcps_side.windows.values())
+    assert mcps_side.playouts > 2 * 16 and held == mcps_side.playouts

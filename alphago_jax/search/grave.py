@@ -29,7 +29,9 @@ the root on); a node is frozen by the first playout after which it has ``rho`` p
 most one node per playout and game, and in at most ``ceil(B / 8)`` games of a batch per
 playout step (the bitset work is per game); a node left waiting is frozen on a later playout
 through it. The window is stored with ``min(W, tree capacity)`` slots (``trim_window``): a search of fewer
-playouts than that never fills them, so the statistics are those of a W-slot window.
+playouts than that never fills them, so the statistics are those of a W-slot window. With all W
+slots stored, a caller may start a search from the window of the game's previous one
+(``tree.replace(window=...)`` after ``init``; ``mcps_vs_grave.py --carry-window``).
 
 Members (B games, A actions), jitted, with the shapes of ``tree.TreeSearch`` so that
 ``search.search_for`` (time control) drives them alike:

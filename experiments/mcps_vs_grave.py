@@ -166,14 +166,13 @@ def play_cell(cell: Cell, seed: int = 0, max_playouts: int = 4000, players=("mcp
     if cell.n < 2 or cell.n % 2:
         raise ValueError(f"n must be even and at least 2 (split by colour), got {cell.n}")
     game = make_game(cell.game, cell.size)
+    # A carried window needs all W slots: it outlives the search that sized the trimmed one.
+    common = dict(playout_superko=playout_superko, trim_window=not carry_window)
     if cell.playouts:
-        configs = [GraveConfig(algorithm=alg, playouts=cell.playouts, playout_superko=playout_superko)
-                   for alg in players]
+        configs = [GraveConfig(algorithm=alg, playouts=cell.playouts, **common) for alg in players]
     else:
-        configs = [GraveConfig(algorithm=alg, playouts=CHUNK, tree_capacity=max_playouts + 1,
-                               playout_superko=playout_superko) for alg in players]
-    if carry_window:
-        configs = [dataclasses.replace(cfg, trim_window=False) for cfg in configs]
+        configs = [GraveConfig(algorithm=alg, playouts=CHUNK, tree_capacity=max_playouts + 1, **common)
+                   for alg in players]
     mcps_side, grave_side = (Side(alg.upper(), GraveSearch(game, cfg), windows={} if carry_window and alg == "mcps"
                                   else None) for alg, cfg in zip(players, configs))
     half = cell.n // 2

@@ -6,6 +6,7 @@ import pathlib
 import runpy
 import sys
 
+import jax
 import numpy as np
 import pytest
 
@@ -43,6 +44,7 @@ def test_unknown_subcommand_exits_with_usage():
     ("bench_zero.py", "| smoke | 5x5 | 1x8 (0.00M) | 4 | 8 |"),
     ("bench_grave_mcps.py", "| nogo 5x5 | 2 |"),
     ("bench_mcps_cost.py", "| MCPS, no node frozen |"),
+    ("mcps_statistics.py", "| nogo | 5x5 | "),
     ("mcps_vs_grave.py", ("| nogo | 5x5 | 16 playouts | 4 |", "| nogo | 5x5 | 0.01 s, one game at a time | 2 |")),
     ("alphago_pipeline_19x19.py", "| SL policy | held-out top-1 |"),
     ("zero_train.py", "| smoke | 5x5 | 1x8 | "),
@@ -115,3 +117,31 @@ def test_mcps_vs_grave_carried_window_holds_every_search(monkeypatch):
     assert grave_side.windows is None and set(mcps_side.windows) == {True, False}
     held = sum(int(np.unpackbits(np.asarray(w.filled).view(np.uint8)).sum()) for w in mcps_side.windows.values())
     assert mcps_side.playouts > 2 * 16 and held == mcps_side.playouts
+
+
+def test_mcps_statistics_reads_playouts_and_windows(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "experiments"))
+    import mcps_statistics
+    from alphago_jax.search import mcps
+
+    # Two playouts on 5x5 (25 points, action 25 a pass): 0 played twice in the first; 3 three
+    # times in the second, with two passes that are not points.
+    actions = np.array([[[0, 1, 0, 2, -1, -1], [3, 25, 25, 3, 3, -1]]])
+    plies, replayed = mcps_statistics.replayed_share(actions, np.array([[4, 5]]), 25)
+    assert plies == 4.5 and replayed == 3 / 7
+
+    # 35 playouts over 4 codes, across two words of a 40-slot window, read back in slot order.
+    rng = np.random.default_rng(0)
+    present = rng.random((35, 4)) < 0.5
+    scores = rng.choice([0.0, 0.5, 1.0], 35)
+    window = mcps.empty_window(4, 40)
+    for row, score in zip(present, scores):
+        window = mcps.window_add(window, row, score)
+    batched = jax.tree_util.tree_map(lambda x: np.asarray(x)[None], window)
+    contains, score = mcps_statistics.window_arrays(batched, 0)
+    np.testing.assert_array_equal(contains, present)
+    np.testing.assert_array_equal(score, scores)
+
+    # A code in half the playouts: black wins both of those, a loss and a draw without it.
+    gap = mcps_statistics.presence_gap(np.array([[True], [True], [False], [False]]), np.array([1, 1, 0, 0.5]))
+    assert gap == 0.75

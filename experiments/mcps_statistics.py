@@ -18,16 +18,17 @@ code:
 - for the frozen nodes at depth 1 and 2 (those whose permutation statistics MCPS uses below
   them): "nodes", how many. Then, for up to ``--nodes`` of them drawn at random: "share", the
   mean share of the window's playouts that contain a node's whole path (the playouts its
-  statistics count); and for each of their moves with at least 20 permutation and 20 AMAF
-  samples ("pairs"): the move's permutation estimate Q^ (black's win rate over the final
-  window's playouts that contain the path and the move: MCPS's third statistic), its AMAF
-  estimate Q~ at GRAVE's reference (the deepest node of the path with over 50 playouts: what
-  GRAVE mixes in), and its value v, the mean result of ``--rollouts`` uniform random playouts
-  (eyes kept) from the position after it, which both estimates stand in for. Per node (5 moves or more): "spread
-  v", the standard deviation of v over its moves, to set beside v's own noise (at most
-  0.5 / sqrt(rollouts)); "rank corr", the Spearman correlation of each estimate with v over
-  its moves, which is what a selection rule needs of it (an offset shared by a node's moves
-  leaves the choice among them unchanged); each the mean over nodes.
+  statistics count); and for each of their moves with at least 20 samples in each statistic
+  ("pairs"): the move's permutation estimate Q^ (black's win rate over the final window's
+  playouts that contain the path and the move), the same as frozen (over the window when the
+  node froze: what MCPS mixes in below it), its AMAF estimate Q~ at GRAVE's reference (the
+  deepest node of the path with over 50 playouts: what GRAVE mixes in), and its value v, the
+  mean result of ``--rollouts`` uniform random playouts (eyes kept) from the position after it,
+  which the estimates stand in for. Per node (5 moves or more): "spread v", the standard
+  deviation of v over its moves, to set beside v's own noise (at most 0.5 / sqrt(rollouts));
+  "rank corr", the Spearman correlation of each estimate with v over its moves, which is what a
+  selection rule needs of it (an offset shared by a node's moves leaves the choice among them
+  unchanged); each the mean over nodes.
 
     python experiments/mcps_statistics.py              # the four games on 7x7, 8 x 1,000 playouts
     python experiments/mcps_statistics.py --smoke      # tiny, for CI
@@ -125,11 +126,12 @@ def playout_values(game, states, keys) -> np.ndarray:
 
 def move_pairs(tree, windows, depth: int, ref: int, max_nodes: int, rng):
     """The (node, action) pairs of up to ``max_nodes`` frozen nodes at ``depth`` (drawn over the
-    batch's games) whose action has at least ``MIN_SAMPLES`` permutation and AMAF samples.
+    batch's games) whose action has at least ``MIN_SAMPLES`` samples in each statistic.
 
     Returns (frozen nodes at ``depth``, mean share of the window containing a drawn node's path,
-    and per pair: game, node, action, Q^, Q~), Q^ and Q~ black's win rates over the final window
-    and at GRAVE's reference of the node (the deepest node of its path with over ``ref`` playouts)."""
+    and per pair: game, node, action, Q^, Q^ as frozen, Q~): black's win rates over the final
+    window, over the window when the node froze (what MCPS uses), and at GRAVE's reference of
+    the node (the deepest node of its path with over ``ref`` playouts)."""
     nodes = [(g, n) for g in range(len(windows)) for n in np.flatnonzero(tree.frozen[g] & (tree.depth[g] == depth))]
     drawn = [nodes[i] for i in rng.permutation(len(nodes))[:max_nodes]]
     shares, pairs = [], []
@@ -143,9 +145,10 @@ def move_pairs(tree, windows, depth: int, ref: int, max_nodes: int, rng):
         for action in np.flatnonzero(tree.legal[g, node]):
             code = tree.codes[g, node, action]
             with_code = in_path & contains[:, code]
-            n_amaf = tree.amaf_n[g, reference, code]
-            if with_code.sum() >= MIN_SAMPLES and n_amaf >= MIN_SAMPLES:
-                pairs.append((g, node, action, score[with_code].mean(), tree.amaf_w[g, reference, code] / n_amaf))
+            n_amaf, n_frozen = tree.amaf_n[g, reference, code], tree.perm_n[g, node, code]
+            if min(with_code.sum(), n_amaf, n_frozen) >= MIN_SAMPLES:
+                pairs.append((g, node, action, score[with_code].mean(), tree.perm_w[g, node, code] / n_frozen,
+                              tree.amaf_w[g, reference, code] / n_amaf))
     return len(nodes), float(np.mean(shares)) if shares else float("nan"), pairs
 
 
@@ -161,22 +164,21 @@ def move_values(game, tree, pairs, rollouts: int, seed: int) -> np.ndarray:
 
 
 def rank_agreement(pairs, values) -> str:
-    """``pairs | spread v | rank corr Q^ | rank corr Q~`` cells: over the frozen nodes with at
+    """``pairs | spread v | rank corr Q^ | Q^ frozen | Q~`` cells: over the frozen nodes with at
     least 5 compared moves, the mean standard deviation of v over a node's moves and the mean
     Spearman correlation of each estimate with v over them."""
     by_node = defaultdict(list)
-    for (g, node, _, q_perm, q_amaf), v in zip(pairs, values):
-        by_node[g, node].append((q_perm, q_amaf, v))
-    spread, corr_perm, corr_amaf = [], [], []
+    for (g, node, _, *estimates), v in zip(pairs, values):
+        by_node[g, node].append((*estimates, v))
+    spread, corr = [], []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a constant estimate has no rank correlation: nan, skipped
-        for q_perm, q_amaf, v in (np.array(rows).T for rows in by_node.values() if len(rows) >= 5):
+        for *estimates, v in (np.array(rows).T for rows in by_node.values() if len(rows) >= 5):
             spread.append(v.std())
-            corr_perm.append(spearmanr(q_perm, v)[0])
-            corr_amaf.append(spearmanr(q_amaf, v)[0])
+            corr.append([spearmanr(q, v)[0] for q in estimates])
     if not spread:
-        return f"{len(pairs)} | - | - | -"
-    return (f"{len(pairs)} | {np.mean(spread):.3f} | {np.nanmean(corr_perm):.2f} | {np.nanmean(corr_amaf):.2f}")
+        return f"{len(pairs)} | - | - | - | -"
+    return f"{len(pairs)} | {np.mean(spread):.3f} | " + " | ".join(f"{c:.2f}" for c in np.nanmean(corr, axis=0))
 
 
 def main(argv=None) -> None:
@@ -215,9 +217,9 @@ def main(argv=None) -> None:
     print_header("mcps_statistics.py", argv,
                  f"{args.batch} MCPS searches of {args.playouts:,} playouts per game from the empty board, "
                  f"{args.rollouts} random playouts per valued move", t_start)
-    head = " | ".join(f"nodes d{d} | share d{d} | pairs d{d} | spread v d{d} | rank corr Q^ d{d} | rank corr Q~ d{d}" for d in DEPTHS)
+    head = " | ".join(f"nodes d{d} | share d{d} | pairs d{d} | spread v d{d} | rank corr Q^ d{d} | Q^ frozen d{d} | Q~ d{d}" for d in DEPTHS)
     print(f"| game | size | plies | replayed | presence gap | {head} |")
-    print("|---|---|" + "---:|" * (3 + 6 * len(DEPTHS)))
+    print("|---|---|" + "---:|" * (3 + 7 * len(DEPTHS)))
     print("\n".join(lines))
 
 

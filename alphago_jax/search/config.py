@@ -32,6 +32,8 @@ class SearchConfig:
         ``"value_weighted"`` (visits * (1 + Q), Q the child's value in [-1, 1]).
       max_depth: deepest simulation (edges from the root), None for no limit.
       gumbel_considered: actions considered at the root by Gumbel search.
+      gumbel_scale: ``"gumbel"``: scale of the Gumbel noise on the root's logits (1 in
+        self-play: it is the search's exploration; 0 plays the best considered move).
       leaf_batch: ``"puct"``: leaves gathered (with virtual loss) per evaluator call in each
         game; ``num_simulations`` must be a multiple of it.
       tree_capacity: ``"puct"``: nodes per tree (default ``num_simulations + 1``). A reused
@@ -49,6 +51,7 @@ class SearchConfig:
     move_choice: str = "visits"
     max_depth: int | None = None
     gumbel_considered: int = 16
+    gumbel_scale: float = 1.0
     leaf_batch: int = 1
     tree_capacity: int | None = None
 
@@ -59,6 +62,9 @@ class SearchConfig:
             raise ValueError(f"unknown move_choice {self.move_choice!r}; known: {', '.join(map(repr, MOVE_CHOICES))}")
         if self.num_simulations < 1:
             raise ValueError(f"num_simulations must be at least 1, got {self.num_simulations}")
+        if self.gumbel_considered < 1 or self.gumbel_scale < 0:
+            raise ValueError(f"gumbel_considered must be >= 1 and gumbel_scale >= 0, got "
+                             f"{self.gumbel_considered} and {self.gumbel_scale}")
         if self.temperature < 0:
             raise ValueError(f"temperature must be >= 0, got {self.temperature}")
         if self.leaf_batch < 1 or self.num_simulations % self.leaf_batch:
@@ -85,6 +91,9 @@ class SearchOutput(NamedTuple):
       root_value: float32[B], the searched value of the root for its player to move.
       next_states: the states after ``actions``.
       q_values: float32[B, A], the root children's values for the root's player (0 unvisited).
+      policy_target: float32[B, A], what the network's policy learns from this search: the
+        visit distribution, or for Gumbel search the improved policy from completed Q-values
+        (mctx's ``action_weights``, Danihelka et al. 2022).
     """
 
     actions: jnp.ndarray
@@ -92,6 +101,7 @@ class SearchOutput(NamedTuple):
     root_value: jnp.ndarray
     next_states: Any
     q_values: jnp.ndarray
+    policy_target: jnp.ndarray
 
 
 def choose_moves(key, visits, q_values, legal, move_count, config: SearchConfig) -> jnp.ndarray:

@@ -233,12 +233,14 @@ class GraveSearch:
         actions = jnp.argmax(jnp.where(legal, n, -1), axis=-1).astype(jnp.int32)
         total = jnp.sum(n, axis=-1)
         wins = jnp.sum(w, axis=-1)
+        probs = n / jnp.maximum(total, 1)[:, None].astype(jnp.float32)
         return SearchOutput(
             actions=actions,
-            visit_probs=n / jnp.maximum(total, 1)[:, None].astype(jnp.float32),
+            visit_probs=probs,
             root_value=jnp.where(total > 0, 2.0 * wins / jnp.maximum(total, 1) - 1.0, 0.0),
             next_states=jax.vmap(self.game.step)(tree.root_states(), actions),
             q_values=jnp.where(n > 0, 2.0 * w / jnp.maximum(n, 1) - 1.0, 0.0),
+            policy_target=probs,
         )
 
     # -- one playout per game -----------------------------------------------------------------

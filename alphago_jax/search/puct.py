@@ -62,19 +62,26 @@ def make_mctx_search(game: Game, evaluator: Evaluator, config: SearchConfig):
         else:
             out = mctx.gumbel_muzero_policy(
                 params, k_search, root, recurrent_fn, config.num_simulations, **common,
-                max_num_considered_actions=config.gumbel_considered,
+                max_num_considered_actions=config.gumbel_considered, gumbel_scale=config.gumbel_scale,
             )
         tree = out.search_tree
         root_index = jnp.full(legal.shape[0], mctx.Tree.ROOT_INDEX)
         visits = tree.children_visits[:, mctx.Tree.ROOT_INDEX].astype(jnp.float32)
+        probs = visits / jnp.maximum(jnp.sum(visits, axis=-1, keepdims=True), 1.0)
         q_values = jnp.where(visits > 0, tree.qvalues(root_index), 0.0)
-        actions = choose_moves(k_move, visits, q_values, legal, states.move_count, config)
+        if config.algorithm == "gumbel":
+            # Sequential halving's survivor is the move (the Gumbel noise explores); the target
+            # is the improved policy, softmax(logits + sigma(completed Q)).
+            actions, target = out.action.astype(jnp.int32), out.action_weights
+        else:
+            actions, target = choose_moves(k_move, visits, q_values, legal, states.move_count, config), probs
         return SearchOutput(
             actions=actions,
-            visit_probs=visits / jnp.maximum(jnp.sum(visits, axis=-1, keepdims=True), 1.0),
+            visit_probs=probs,
             root_value=tree.node_values[:, mctx.Tree.ROOT_INDEX],
             next_states=step(states, actions),
             q_values=q_values,
+            policy_target=target,
         )
 
     return jax.jit(search)

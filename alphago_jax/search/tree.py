@@ -282,13 +282,9 @@ class TreeSearch:
         q = tree.root_q()
         roots = tree.root_states()
         actions = choose_moves(key, visits, q, tree.legal[:, ROOT], roots.move_count, self.config)
-        return SearchOutput(
-            actions=actions,
-            visit_probs=visits / jnp.maximum(jnp.sum(visits, axis=-1, keepdims=True), 1.0),
-            root_value=tree.root_value(),
-            next_states=self._step(roots, actions),
-            q_values=q,
-        )
+        probs = visits / jnp.maximum(jnp.sum(visits, axis=-1, keepdims=True), 1.0)
+        return SearchOutput(actions=actions, visit_probs=probs, root_value=tree.root_value(),
+                            next_states=self._step(roots, actions), q_values=q, policy_target=probs)
 
     def _advance(self, tree: SearchTree, actions) -> SearchTree:
         b = actions.shape[0]

@@ -43,7 +43,8 @@ class SelfPlay:
     Attributes:
       games: the game states, a ``HistoryState`` batch [B].
       planes: uint8[B, T, S, S, 17], the input planes of each recorded position.
-      policy: float32[B, T, A], the search's visit distribution there.
+      policy: float32[B, T, A], the search's policy target there (``SearchOutput.policy_target``:
+        the visit distribution, or Gumbel search's improved policy).
       player: int8[B, T], the player to move there (+1 black, -1 white).
       actions: int32[B, T], the move played there.
       length: int32[B], positions recorded in the current game; entries at or past it are stale.
@@ -118,7 +119,7 @@ def selfplay_move(game: WithHistory, search, params, sp: SelfPlay, buffer: repla
 
     sp = sp.replace(
         planes=jax.vmap(record)(sp.planes, sp.length, planes),
-        policy=jax.vmap(record)(sp.policy, sp.length, out.visit_probs),
+        policy=jax.vmap(record)(sp.policy, sp.length, out.policy_target),
         player=jax.vmap(record)(sp.player, sp.length, sp.games.to_play),
         actions=jax.vmap(record)(sp.actions, sp.length, out.actions),
         length=sp.length + 1,

@@ -94,6 +94,7 @@ PLOT_PANELS = (
 """The panels of ``metrics.png`` (columns of ``metrics.csv``)."""
 
 _SYMMETRIES = ("none", "random", "all")
+_SEARCHES = ("puct", "gumbel")
 
 
 # ----------------------------------------------------------------------------- configuration
@@ -112,9 +113,13 @@ class ZeroConfig:
     Network: ``DualResNet(blocks, filters, value_hidden)`` on AlphaGo Zero's 17 planes.
 
     Self-play: ``selfplay_batch`` games in flight, ``selfplay_moves`` moves of each per iteration,
-    ``num_simulations`` PUCT simulations per move with ``c_puct``, root Dirichlet noise
-    (``dirichlet_alpha``, ``dirichlet_fraction``), moves drawn from the visit counts for the first
-    ``temperature_moves`` moves of a game; the network is evaluated under ``symmetries``
+    ``num_simulations`` simulations per move. ``search``: ``"puct"`` (AlphaGo Zero: PUCT with
+    ``c_puct``, root Dirichlet noise ``dirichlet_alpha``, ``dirichlet_fraction``, moves drawn
+    from the visit counts for the first ``temperature_moves`` moves of a game, the visit
+    distribution as the policy target) or ``"gumbel"`` (Gumbel AlphaZero, Danihelka et al. 2022:
+    Gumbel-top-k sampling of ``gumbel_considered`` root moves and sequential halving, the
+    surviving move played, the improved policy from completed Q-values as the policy target; it
+    improves the policy with few simulations). The network is evaluated under ``symmetries``
     (``"random"``: one random board symmetry per position, as in the paper).
 
     Training: a replay buffer of the last ``replay_capacity`` positions; once it holds
@@ -143,6 +148,8 @@ class ZeroConfig:
     filters: int = 32
     value_hidden: int = 32
     num_simulations: int = 16
+    search: str = "puct"
+    gumbel_considered: int = 16
     c_puct: float = 1.25
     dirichlet_alpha: float = 0.5
     dirichlet_fraction: float = 0.25
@@ -181,6 +188,9 @@ class ZeroConfig:
                      "replay_capacity", "train_batch", "train_steps", "iterations", "eval_simulations",
                      "baseline_simulations", "keep"):
             integer(name, 1)
+        if self.search not in _SEARCHES:
+            bad("search", f"must be one of {_SEARCHES}")
+        integer("gumbel_considered", 1)
         if self.symmetries not in _SYMMETRIES:
             bad("symmetries", f"must be one of {_SYMMETRIES}")
         if not 0 <= self.dirichlet_fraction <= 1 or self.dirichlet_alpha <= 0:
@@ -218,14 +228,17 @@ class ZeroConfig:
 
     @property
     def selfplay_search(self) -> SearchConfig:
-        return SearchConfig(num_simulations=self.num_simulations, c_puct=self.c_puct,
+        return SearchConfig(num_simulations=self.num_simulations, algorithm=self.search, c_puct=self.c_puct,
                             dirichlet_alpha=self.dirichlet_alpha, dirichlet_fraction=self.dirichlet_fraction,
-                            temperature=1.0, temperature_moves=self.temperature_moves)
+                            temperature=1.0, temperature_moves=self.temperature_moves,
+                            gumbel_considered=self.gumbel_considered)
 
     @property
     def eval_search(self) -> SearchConfig:
-        return SearchConfig(num_simulations=self.eval_simulations, c_puct=self.c_puct, dirichlet_fraction=0.0,
-                            temperature=0.0)
+        """The network's search in evaluation games: ``search`` without noise, the best move."""
+        return SearchConfig(num_simulations=self.eval_simulations, algorithm=self.search, c_puct=self.c_puct,
+                            dirichlet_fraction=0.0, temperature=0.0, gumbel_considered=self.gumbel_considered,
+                            gumbel_scale=0.0)
 
     @property
     def baseline_search(self) -> SearchConfig:

@@ -1,0 +1,236 @@
+"""A warm start for AlphaGo Zero's network: supervised learning on game records.
+
+The dual network learns from records what it would otherwise first learn from weak self-play:
+its policy head the recorded move, its value head the recorded result (for the player to
+move: +1 won, -1 lost, 0 a draw or no result). ``record_examples`` replays the records
+through the JAX rules in one batched ``lax.scan`` and returns AlphaGo Zero's 17 planes of every
+position; ``train_supervised`` fits a ``DualResNet`` to them with random symmetries::
+
+    data = record_examples(sorted(pathlib.Path("games").glob("*.sgf")), size=9, komi=7.5)
+    result = train_supervised(data, net, steps=4000, batch=256, optimizer=OptimizerConfig())
+    save_network(path, result.variables, ...)          # then `alphago-jax train --init path`
+
+Records are read with ``sgf.load``; a record with setup stones, another board size or a move
+the rules reject is skipped (counted in ``RecordExamples.skipped``, with the reason of the
+first few). Data flows records -> ``replay.Examples`` -> ``TrainState``: nothing here knows
+about self-play.
+"""
+
+from __future__ import annotations
+
+import pathlib
+from typing import Callable, Iterable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from alphago_jax import features, games, sgf
+from alphago_jax.games.history import WithHistory
+from alphago_jax.train import learner, replay
+from alphago_jax.train.dataset import winner_of
+from alphago_jax.train.learner import OptimizerConfig, TrainState
+
+
+class RecordExamples(NamedTuple):
+    """Positions of game records as training examples (numpy), and what was left out.
+
+    Attributes:
+      examples: ``replay.Examples``: planes uint8[N, S, S, 17], policy float32[N, S*S+1] (the
+        recorded move, one-hot), value float32[N] (the result for the player to move).
+      game: int32[N], the index of each position's record among those kept.
+      games: records kept.
+      skipped: records left out; ``reasons``: the first few reasons, ``"file: why"``.
+    """
+
+    examples: replay.Examples
+    game: np.ndarray
+    games: int
+    skipped: int
+    reasons: tuple[str, ...]
+
+
+def _moves_of(record: sgf.GameRecord, size: int) -> list[int] | str:
+    """The record's actions, or why it cannot be used."""
+    if record.size != size:
+        return f"board size {record.size}, not {size}"
+    if record.black_setup or record.white_setup:
+        return "setup stones"
+    colours = [c for c, _ in record.moves]
+    if any(c != (1 if i % 2 == 0 else -1) * record.first_player for i, c in enumerate(colours)) or record.first_player != 1:
+        return "the colours do not alternate from black"
+    return [a for _, a in record.moves]
+
+
+def record_examples(paths: Iterable, *, size: int = 9, komi: float = 7.5, batch: int = 256) -> RecordExamples:
+    """Every position (before each recorded move) of the SGF files ``paths``.
+
+    Args:
+      paths: SGF files (paths or bytes).
+      size, komi: the game the planes are made for (komi does not enter the planes).
+      batch: records replayed together in one compiled scan.
+    """
+    game = WithHistory(games.make("go", size=size, komi=komi), boards=8)
+    actions, results, reasons, skipped = [], [], [], 0
+    for path in paths:
+        try:
+            record = sgf.load(path)
+            moves = _moves_of(record, size)
+        except (sgf.SGFError, ValueError) as e:
+            moves = str(e)
+        if isinstance(moves, str):
+            skipped += 1
+            if len(reasons) < 5:
+                reasons.append(f"{path}: {moves}")
+            continue
+        actions.append(moves)
+        results.append(winner_of(record.result))
+    if not actions:
+        raise ValueError(f"no usable {size}x{size} game records" + (f" ({'; '.join(reasons)})" if reasons else ""))
+    length = max(len(m) for m in actions)
+    padded = np.full((len(actions), length), -1, np.int32)
+    for i, m in enumerate(actions):
+        padded[i, :len(m)] = m
+    replay_fn = _replayer(game)
+    planes, policy, value, valid, kept_games = [], [], [], [], []
+    for lo in range(0, len(actions), batch):
+        chunk = padded[lo:lo + batch]
+        n = len(chunk)
+        chunk = np.concatenate([chunk, np.full((batch - n, length), -1, np.int32)])  # one compiled shape
+        p, legal_so_far, to_play = (np.asarray(x)[:n] for x in replay_fn(jnp.asarray(chunk)))
+        winner = np.asarray(results[lo:lo + n], np.float32)
+        for g in range(n):
+            ok = legal_so_far[g]
+            if not ok[:len(actions[lo + g])].all():
+                skipped += 1
+                if len(reasons) < 5:
+                    reasons.append(f"record {lo + g}: a move the rules reject at move {int(np.argmin(ok)) + 1}")
+                continue
+            t = len(actions[lo + g])
+            planes.append(p[g, :t])
+            policy.append(np.eye(game.num_actions, dtype=np.float32)[chunk[g, :t]])
+            value.append(winner[g] * to_play[g, :t].astype(np.float32))
+            kept_games.append(np.full(t, len(kept_games), np.int32))
+    if not planes:
+        raise ValueError(f"no usable {size}x{size} game records ({'; '.join(reasons)})")
+    examples = replay.Examples(planes=np.concatenate(planes), policy=np.concatenate(policy),
+                               value=np.concatenate(value))
+    return RecordExamples(examples, np.concatenate(kept_games), len(kept_games), skipped, tuple(reasons))
+
+
+def _replayer(game: WithHistory) -> Callable:
+    """Jitted ``actions int32[B, T] (-1 past the end) -> (planes uint8[B, T, S, S, 17], legal
+    bool[B, T] (every move so far was legal), to_play int8[B, T])``."""
+    planes_of, step, legal_of = (jax.vmap(f) for f in (features.zero_planes, game.step, game.legal_action_mask))
+
+    @jax.jit
+    def run(actions):
+        b = actions.shape[0]
+        start = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (b,) + x.shape), game.init())
+
+        def one(carry, a):
+            states, ok = carry
+            playing = a >= 0
+            legal = legal_of(states)[jnp.arange(b), jnp.maximum(a, 0)]
+            ok = ok & (legal | ~playing)
+            out = (planes_of(states).astype(jnp.uint8), ok, states.to_play)
+            stepped = step(states, jnp.maximum(a, 0))
+            states = jax.tree_util.tree_map(
+                lambda new, old: jnp.where(playing.reshape((b,) + (1,) * (new.ndim - 1)), new, old), stepped, states)
+            return (states, ok), out
+
+        _, (planes, ok, to_play) = jax.lax.scan(one, (start, jnp.ones((b,), bool)), actions.T)
+        return tuple(jnp.swapaxes(x, 0, 1) for x in (planes, ok, to_play))
+
+    return run
+
+
+class SupervisedResult(NamedTuple):
+    """What ``train_supervised`` returns: the trained state and its numbers.
+
+    Attributes:
+      state: the ``TrainState`` after the last step (``state.variables`` for a network file).
+      metrics: each of ``learner.zero_loss``'s metrics as float32[steps] (numpy).
+      held_out: ``{"policy_accuracy", "value_loss"}`` on the held-out games (empty when none).
+    """
+
+    state: TrainState
+    metrics: dict
+    held_out: dict
+
+
+def split_games(data: RecordExamples, fraction: float) -> tuple[replay.Examples, replay.Examples | None]:
+    """(training, held-out) examples: every ``round(1 / fraction)``-th game held out (None if 0)."""
+    if fraction <= 0:
+        return data.examples, None
+    every = max(int(round(1 / fraction)), 2)
+    held = data.game % every == every - 1
+    pick = lambda mask: jax.tree_util.tree_map(lambda x: x[mask], data.examples)  # noqa: E731
+    return pick(~held), pick(held)
+
+
+def train_supervised(data: RecordExamples, net, *, steps: int, batch: int = 256,
+                     optimizer: OptimizerConfig = OptimizerConfig(kind="adamw", learning_rate=1e-3, weight_decay=1e-4),
+                     value_weight: float = 0.25, held_out: float = 0.05, init: dict | None = None, seed: int = 0,
+                     progress: bool = True) -> SupervisedResult:
+    """Fit ``net`` (a ``DualResNet``) to the records' moves and results.
+
+    Each step draws ``batch`` positions uniformly with replacement from the training games and
+    maps each by a random board symmetry (``learner.train_step``). ``value_weight`` scales the
+    value loss: a record's result says less about one of its positions than a move does (the
+    AlphaGo papers weigh it down for the same reason, against overfitting whole games).
+
+    Args:
+      data: ``record_examples``'s output; ``held_out``: the fraction of games kept out of
+        training and scored at the end.
+      init: variables to start from (default: a fresh ``net``).
+    """
+    from tqdm.auto import tqdm
+
+    train, test = split_games(data, held_out)
+    key = jax.random.PRNGKey(seed)
+    size = train.planes.shape[1]
+    variables = init if init is not None else net.init(key, jnp.zeros((1, size, size, train.planes.shape[-1])))
+    state = learner.init_train_state(variables, optimizer)
+    examples = jax.tree_util.tree_map(jnp.asarray, train)
+    count = examples.value.shape[0]
+
+    @jax.jit  # the examples are an argument: closed over, they would be folded into the program
+    def step(state, examples, key):
+        k_rows, k_aug = jax.random.split(key)
+        rows = jax.random.randint(k_rows, (batch,), 0, count)
+        picked = jax.tree_util.tree_map(lambda x: x[rows], examples)
+        return learner.train_step(state, picked, net, optimizer, key=k_aug, value_weight=value_weight)
+
+    collected = []
+    for k in tqdm(jax.random.split(key, steps), desc="supervised warm start", disable=not progress,
+                  dynamic_ncols=True):
+        state, metrics = step(state, examples, k)
+        collected.append(metrics)
+    metrics = {k: np.asarray([float(m[k]) for m in collected], np.float32) for k in collected[0]} if collected else {}
+    return SupervisedResult(state, metrics, evaluate_examples(net, state.variables, test) if test is not None else {})
+
+
+def evaluate_examples(net, variables, examples: replay.Examples, batch: int = 1024) -> dict:
+    """``{"policy_accuracy", "value_loss", "positions"}`` of ``variables`` on ``examples``
+    (the recorded move as the network's top move; squared error of the value)."""
+    apply = jax.jit(lambda v, x: net.apply(v, x))
+    hits, sq, n = 0.0, 0.0, examples.value.shape[0]
+    for lo in range(0, n, batch):
+        logits, value = apply(variables, jnp.asarray(examples.planes[lo:lo + batch]))
+        target = np.asarray(examples.policy[lo:lo + batch])
+        hits += float(np.sum(np.argmax(np.asarray(logits), -1) == np.argmax(target, -1)))
+        sq += float(np.sum((np.asarray(value) - np.asarray(examples.value[lo:lo + batch])) ** 2))
+    return {"policy_accuracy": hits / max(n, 1), "value_loss": sq / max(n, 1), "positions": int(n)}
+
+
+def record_files(directory) -> list[pathlib.Path]:
+    """The ``*.sgf`` files under ``directory``, sorted; ValueError naming it when there are none."""
+    files = sorted(pathlib.Path(directory).rglob("*.sgf"))
+    if not files:
+        raise ValueError(f"{directory}: no .sgf files")
+    return files
+
+
+__all__ = ["RecordExamples", "SupervisedResult", "evaluate_examples", "record_examples", "record_files",
+           "split_games", "train_supervised"]

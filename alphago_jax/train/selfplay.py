@@ -9,6 +9,18 @@ outcome ``z`` to each recorded position from the view of that position's player,
 positions to the replay buffer (``replay_add`` with a ``valid`` mask) and resets the games in
 place (``reset_where``). ``selfplay`` runs it for a number of moves in a ``lax.scan``.
 
+Two options of self-play, both off by default:
+
+- Playout cap randomization (KataGo, Wu 2019): a move gets either the full search or a fast one
+  (fewer simulations, no root noise) that only advances the game; only full-search positions
+  become training examples (the trajectory's ``full`` mask), each with its game's outcome. The
+  choice is one draw per move shared by the whole batch (``selfplay``'s ``schedule``): with
+  fixed shapes a per-game choice would run both searches on every move, costing more than no cap.
+- Resignation (Silver et al. 2017): a player resigns, losing, when its search's root value falls
+  below the threshold ``Resignation.threshold``; a fraction of games, drawn as each starts, never
+  resigns, and measures how often resigning would have been wrong. ``calibrate_resignation``
+  moves the threshold after each iteration so that this false-resignation rate stays under a target.
+
 Matches (``play_match``) play pairs of games with colours swapped, all in lockstep in one
 ``lax.while_loop``: at every ply all unfinished games have the same colour to move, so the
 evaluated player moves in one game of each pair and the opponent in the other, and each side's
@@ -32,8 +44,79 @@ from alphago_jax.games.history import WithHistory
 from alphago_jax.playout import reset_where, sample_legal
 from alphago_jax.train import replay
 
-STAT_NAMES = ("games", "positions", "black_wins", "white_wins")
-"""The self-play statistics: finished games, positions added to the buffer, wins by colour."""
+STAT_NAMES = ("games", "positions", "black_wins", "white_wins", "resigned", "no_resign_games", "would_resign",
+              "false_resigns")
+"""The self-play statistics: finished games, positions added to the buffer, wins by colour; games
+ended by resignation, finished no-resign games, those of them in which a player would have resigned
+(root value under the threshold), and those in which that player then did not lose."""
+
+RESIGN_BINS = 200
+"""Bins over [-1, 1] (width 0.01) of the histograms of lowest root values that calibrate the
+resignation threshold; its calibrated values are their edges."""
+
+RESIGN_DECAY = 0.9
+"""The histograms' weight kept per iteration: the calibration follows the recent network's
+values (a window of about 10 iterations) rather than all the run's past."""
+
+RESIGN_MIN_GAMES = 20.0
+"""No threshold is chosen on fewer (decayed) no-resign games that would have resigned at it:
+below 1 / 0.05 such games, a 5% rate is not measurable."""
+
+
+@flax.struct.dataclass
+class Resignation:
+    """The resignation state of one worker's B games (AlphaGo Zero's v_resign and its calibration).
+
+    Attributes:
+      threshold: float32[], v_resign: the player to move resigns when its root value is below it
+        (-inf: resignation off).
+      no_resign: bool[B], the current game never resigns (drawn when it starts).
+      low: float32[B, 2], the lowest root value black and white have had in the current game
+        (+inf before their first move).
+      would: int8[B], in a no-resign game, the player who would first have resigned at
+        ``threshold`` (0: nobody yet).
+      game_low: float32[RESIGN_BINS], finished no-resign games (decayed counts) by the lowest root
+        value either player had: at threshold v, those below v would have resigned.
+      winner_low: float32[RESIGN_BINS], the same games by the lowest root value of the player who
+        did not lose: at v, those below v would (or might: the loser may have resigned first) have
+        resigned wrongly.
+    """
+
+    threshold: jax.Array
+    no_resign: jax.Array
+    low: jax.Array
+    would: jax.Array
+    game_low: jax.Array
+    winner_low: jax.Array
+
+
+def _resign_bin(value: jax.Array) -> jax.Array:
+    """int32: the histogram bin of root values in [-1, 1] (+inf: the last)."""
+    scaled = (jnp.clip(value, -1.0, 1.0) + 1.0) * (RESIGN_BINS / 2)
+    return jnp.clip(jnp.floor(scaled).astype(jnp.int32), 0, RESIGN_BINS - 1)
+
+
+def calibrate_resignation(res: Resignation, target: float, min_games: float = RESIGN_MIN_GAMES) -> Resignation:
+    """The threshold of the workers' pooled record, then the record decayed (once per iteration).
+
+    ``res`` holds W workers' states (leaves with a leading axis W); all get the same threshold:
+    the highest bin edge v at which, of the recorded no-resign games in which somebody would have
+    resigned (lowest root value below v; at least ``min_games``), at most a fraction ``target``
+    would have resigned a game its player did not lose. That fraction counts a game where both
+    players fell below v as a false resignation, so it is an upper bound of the false-resignation
+    rate. With enough games and no such edge, -1 (no root value is below it: no resignation); with
+    too few games, the threshold is kept.
+    """
+    game_low, winner_low = jnp.sum(res.game_low, axis=0), jnp.sum(res.winner_low, axis=0)
+    zero = jnp.zeros((1,), jnp.float32)
+    would = jnp.concatenate([zero, jnp.cumsum(game_low)])  # [BINS + 1]: lowest value < edge j
+    wrong = jnp.concatenate([zero, jnp.cumsum(winner_low)])
+    edges = jnp.linspace(-1.0, 1.0, RESIGN_BINS + 1, dtype=jnp.float32)
+    ok = (would >= min_games) & (wrong <= target * would)
+    best = jnp.max(jnp.where(ok, edges, -jnp.inf))
+    threshold = jnp.where(jnp.any(ok), best, jnp.where(would[-1] >= min_games, -1.0, res.threshold[0]))
+    return res.replace(threshold=jnp.broadcast_to(threshold, res.threshold.shape).astype(jnp.float32),
+                       game_low=res.game_low * RESIGN_DECAY, winner_low=res.winner_low * RESIGN_DECAY)
 
 
 @flax.struct.dataclass
@@ -46,8 +129,11 @@ class SelfPlay:
       policy: float32[B, T, A], the search's policy target there (``SearchOutput.policy_target``:
         the visit distribution, or Gumbel search's improved policy).
       player: int8[B, T], the player to move there (+1 black, -1 white).
-      actions: int32[B, T], the move played there.
+      actions: int32[B, T], the move played there (a resigned game's last: the move it would have played).
       length: int32[B], positions recorded in the current game; entries at or past it are stale.
+      full: bool[B, T], the position had the full search (playout cap randomization): only those
+        become training examples. All true without the cap.
+      resign: the games' ``Resignation`` state.
     """
 
     games: Any
@@ -56,6 +142,8 @@ class SelfPlay:
     player: jax.Array
     actions: jax.Array
     length: jax.Array
+    full: jax.Array
+    resign: Resignation
 
 
 def _fresh_games(game, batch: int):
@@ -63,8 +151,9 @@ def _fresh_games(game, batch: int):
     return jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (batch,) + x.shape), one)
 
 
-def selfplay_init(game: WithHistory, batch: int) -> SelfPlay:
-    """``batch`` new games with empty trajectories (length ``game.max_moves``)."""
+def selfplay_init(game: WithHistory, batch: int, resign_threshold: float | None = None) -> SelfPlay:
+    """``batch`` new games with empty trajectories (length ``game.max_moves``); resignation below
+    ``resign_threshold`` (None: never) where ``selfplay_move`` is asked to resign."""
     t, s, a = game.max_moves, game.size, game.num_actions
     return SelfPlay(
         games=_fresh_games(game, batch),
@@ -73,6 +162,15 @@ def selfplay_init(game: WithHistory, batch: int) -> SelfPlay:
         player=jnp.zeros((batch, t), jnp.int8),
         actions=jnp.zeros((batch, t), jnp.int32),
         length=jnp.zeros((batch,), jnp.int32),
+        full=jnp.zeros((batch, t), bool),
+        resign=Resignation(
+            threshold=jnp.float32(-jnp.inf if resign_threshold is None else resign_threshold),
+            no_resign=jnp.zeros((batch,), bool),
+            low=jnp.full((batch, 2), jnp.inf, jnp.float32),
+            would=jnp.zeros((batch,), jnp.int8),
+            game_low=jnp.zeros((RESIGN_BINS,), jnp.float32),
+            winner_low=jnp.zeros((RESIGN_BINS,), jnp.float32),
+        ),
     )
 
 
@@ -85,9 +183,10 @@ def outcomes_for_players(player: jax.Array, returns: jax.Array) -> jax.Array:
 def flush_finished(buffer: replay.ReplayBuffer, sp: SelfPlay, done: jax.Array, returns: jax.Array
                    ) -> replay.ReplayBuffer:
     """Append the recorded positions of the games marked in ``done`` (bool[B]), game by game in
-    move order, with their outcomes ``returns`` float32[B, 2] from each position's player's view."""
+    move order, with their outcomes ``returns`` float32[B, 2] from each position's player's view.
+    Only full-search positions (``sp.full``) are written: a fast search's visits are no target."""
     b, t = sp.player.shape
-    valid = done[:, None] & (jnp.arange(t)[None, :] < sp.length[:, None])
+    valid = done[:, None] & (jnp.arange(t)[None, :] < sp.length[:, None]) & sp.full
     examples = replay.Examples(
         planes=sp.planes.reshape((b * t,) + sp.planes.shape[2:]),
         policy=sp.policy.reshape(b * t, -1),
@@ -98,20 +197,44 @@ def flush_finished(buffer: replay.ReplayBuffer, sp: SelfPlay, done: jax.Array, r
                         lambda: buffer)
 
 
-def selfplay_move(game: WithHistory, search, params, sp: SelfPlay, buffer: replay.ReplayBuffer, key
-                  ) -> tuple[SelfPlay, replay.ReplayBuffer, dict]:
+def selfplay_move(game: WithHistory, search, params, sp: SelfPlay, buffer: replay.ReplayBuffer, key,
+                  full: jax.Array | None = None, *, fast_search=None, resign: bool = False,
+                  no_resign_fraction: float = 0.1) -> tuple[SelfPlay, replay.ReplayBuffer, dict]:
     """One searched move in every game; finished games go to ``buffer`` and restart.
 
     Args:
       game: the history-keeping game (``ZeroConfig.game``).
       search: ``(params, states, key) -> SearchOutput`` (``make_search``).
       params: the network's variables (``TrainState.variables``).
+      full: bool[], with ``fast_search``: whether this move gets ``search`` (its positions become
+        training examples) or ``fast_search`` (they do not). Under ``vmap`` keep it unbatched:
+        ``lax.cond`` on a batched predicate runs both searches.
+      fast_search: the fast search of playout cap randomization, like ``search``; None: every
+        move gets ``search``.
+      resign: whether games resign (below ``sp.resign.threshold``); ``no_resign_fraction`` of
+        them, drawn as each game starts, never do.
 
     Returns:
       ``(sp, buffer, stats)``; ``stats`` (keys ``STAT_NAMES``), int32[B] per game: ``games``
-      (1 if it finished), ``positions`` (added to the buffer), ``black_wins``, ``white_wins``.
+      (1 if it finished), ``positions`` (added to the buffer), ``black_wins``, ``white_wins``,
+      ``resigned`` (it ended by resignation), ``no_resign_games`` (it finished and could not
+      resign), ``would_resign`` (such a game where a player fell below the threshold) and
+      ``false_resigns`` (where the first such player did not lose).
     """
-    out = search(params, sp.games, key)
+    batch = sp.length.shape[0]
+    res = sp.resign
+    if resign:  # the draws of new games (length 0) first, from a key of their own
+        key, k_draw = jax.random.split(key)
+        starting = sp.length == 0
+        drawn = jax.random.bernoulli(k_draw, no_resign_fraction, (batch,))
+        res = res.replace(no_resign=jnp.where(starting, drawn, res.no_resign),
+                          low=jnp.where(starting[:, None], jnp.inf, res.low),
+                          would=jnp.where(starting, 0, res.would).astype(jnp.int8))
+    if fast_search is None:
+        out = search(params, sp.games, key)
+        full = jnp.ones((), bool)
+    else:
+        out = jax.lax.cond(full, lambda: search(params, sp.games, key), lambda: fast_search(params, sp.games, key))
     planes = jax.vmap(features.zero_planes)(sp.games).astype(jnp.uint8)
 
     def record(store, row, value):  # one game: store[row] = value
@@ -122,36 +245,99 @@ def selfplay_move(game: WithHistory, search, params, sp: SelfPlay, buffer: repla
         policy=jax.vmap(record)(sp.policy, sp.length, out.policy_target),
         player=jax.vmap(record)(sp.player, sp.length, sp.games.to_play),
         actions=jax.vmap(record)(sp.actions, sp.length, out.actions),
+        full=jax.vmap(record)(sp.full, sp.length, jnp.broadcast_to(full, (batch,))),
         length=sp.length + 1,
     )
     after = out.next_states
     done = jax.vmap(game.is_terminal)(after)
     returns = jax.vmap(game.returns)(after)
+    if resign:
+        res, resigned, done, returns = _resign(res, sp.games.to_play, out.root_value, done, returns)
+    else:
+        resigned = jnp.zeros((batch,), bool)
     buffer = flush_finished(buffer, sp, done, returns)
+    recorded = jnp.arange(sp.full.shape[1])[None, :] < sp.length[:, None]
     stats = {
         "games": done.astype(jnp.int32),
-        "positions": jnp.where(done, sp.length, 0),
+        "positions": jnp.where(done, jnp.sum(sp.full & recorded, axis=1, dtype=jnp.int32), 0),
         "black_wins": (done & (returns[:, 0] > 0)).astype(jnp.int32),
         "white_wins": (done & (returns[:, 1] > 0)).astype(jnp.int32),
+        "resigned": resigned.astype(jnp.int32),
+        **_no_resign_stats(res, done, returns),
     }
-    batch = sp.length.shape[0]
-    sp = sp.replace(games=reset_where(done, _fresh_games(game, batch), after), length=jnp.where(done, 0, sp.length))
+    if resign:
+        res = _record_no_resign_games(res, done, returns)
+    sp = sp.replace(games=reset_where(done, _fresh_games(game, batch), after), length=jnp.where(done, 0, sp.length),
+                    resign=res)
     return sp, buffer, stats
 
 
-def selfplay(game: WithHistory, search, moves: int, params, sp: SelfPlay, buffer: replay.ReplayBuffer, key
-             ) -> tuple[SelfPlay, replay.ReplayBuffer, dict]:
-    """``moves`` calls of ``selfplay_move`` in a ``lax.scan``; the stats summed over moves and games
-    (int32 scalars)."""
+def _resign(res: Resignation, to_play, root_value, done, returns):
+    """Resignations of one move: ``(res, resigned bool[B], done, returns)``. ``to_play`` int8[B]
+    the searched players, ``root_value`` float32[B] their root values, ``done`` bool[B] and
+    ``returns`` float32[B, 2] the games' ends after the moves; a resigned game ends, lost by the
+    player who resigned (its last recorded position included). Resigning comes before moving: a
+    player below the threshold resigns even where its move would have ended the game, so that
+    resignations and the no-resign games' would-have-resigned count the same events."""
+    b = to_play.shape[0]
+    below = root_value < res.threshold
+    column = (to_play != BLACK).astype(jnp.int32)  # 0: black, 1: white
+    low = res.low.at[jnp.arange(b), column].min(root_value)
+    would = jnp.where(res.no_resign & below & (res.would == 0), to_play, res.would).astype(jnp.int8)
+    resigned = below & ~res.no_resign
+    mover = to_play.astype(jnp.float32)
+    returns = jnp.where(resigned[:, None], jnp.stack([-mover, mover], axis=1), returns)  # (black, white)
+    return res.replace(low=low, would=would), resigned, done | resigned, returns
 
-    def one(carry, k):
+
+def _no_resign_stats(res: Resignation, done, returns) -> dict:
+    """int32[B] each: the finished no-resign games, those where a player would have resigned, and
+    those where that player did not lose."""
+    finished = done & res.no_resign
+    would = finished & (res.would != 0)
+    would_result = jnp.where(res.would == BLACK, returns[:, 0], returns[:, 1])
+    return {"no_resign_games": finished.astype(jnp.int32), "would_resign": would.astype(jnp.int32),
+            "false_resigns": (would & (would_result >= 0)).astype(jnp.int32)}
+
+
+def _record_no_resign_games(res: Resignation, done, returns) -> Resignation:
+    """The finished no-resign games added to the calibration histograms."""
+    weight = (done & res.no_resign).astype(jnp.float32)
+    game_low = jnp.min(res.low, axis=1)
+    winner_low = jnp.min(jnp.where(returns >= 0, res.low, jnp.inf), axis=1)
+    return res.replace(game_low=res.game_low.at[_resign_bin(game_low)].add(weight),
+                       winner_low=res.winner_low.at[_resign_bin(winner_low)].add(weight))
+
+
+def selfplay(game: WithHistory, search, moves: int, params, sp: SelfPlay, buffer: replay.ReplayBuffer, key,
+             schedule: jax.Array | None = None, *, fast_search=None, resign: bool = False,
+             no_resign_fraction: float = 0.1) -> tuple[SelfPlay, replay.ReplayBuffer, dict]:
+    """``moves`` calls of ``selfplay_move`` in a ``lax.scan``; the stats summed over moves and games
+    (int32 scalars).
+
+    ``schedule``: bool[moves], with ``fast_search``, which moves get the full search (playout cap
+    randomization). One draw per move for the whole batch, not per game: with fixed shapes a
+    per-game choice would run both searches on every move (cost ``num + fast`` simulations a move
+    instead of ``fraction * num + (1 - fraction) * fast`` on average), while a shared draw lets
+    ``lax.cond`` run one. The price: the positions of one move are all targets or none. Keep it
+    unbatched under ``vmap`` (e.g. one schedule for all workers) for the same reason. The other
+    keyword arguments are ``selfplay_move``'s.
+    """
+    options = dict(fast_search=fast_search, resign=resign, no_resign_fraction=no_resign_fraction)
+    if fast_search is not None and schedule is None:
+        raise ValueError("selfplay: a fast_search needs a schedule of the full-search moves")
+
+    def one(carry, x):
         sp, buffer, total = carry
-        sp, buffer, stats = selfplay_move(game, search, params, sp, buffer, k)
+        k, full = x if fast_search is not None else (x, None)
+        sp, buffer, stats = selfplay_move(game, search, params, sp, buffer, k, full, **options)
         return (sp, buffer, jax.tree_util.tree_map(jnp.add, total, stats)), None
 
     batch = sp.length.shape[0]
     zeros = {k: jnp.zeros((batch,), jnp.int32) for k in STAT_NAMES}
-    (sp, buffer, total), _ = jax.lax.scan(one, (sp, buffer, zeros), jax.random.split(key, moves))
+    keys = jax.random.split(key, moves)
+    xs = (keys, schedule) if fast_search is not None else keys
+    (sp, buffer, total), _ = jax.lax.scan(one, (sp, buffer, zeros), xs)
     return sp, buffer, jax.tree_util.tree_map(jnp.sum, total)
 
 
@@ -239,8 +425,13 @@ def play_match(game, player: Mover, opponent: Mover, pairs: int, player_params, 
 __all__ = [
     "MatchOutput",
     "Mover",
+    "RESIGN_BINS",
+    "RESIGN_DECAY",
+    "RESIGN_MIN_GAMES",
+    "Resignation",
     "STAT_NAMES",
     "SelfPlay",
+    "calibrate_resignation",
     "flush_finished",
     "inner_mover",
     "outcomes_for_players",

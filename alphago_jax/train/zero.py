@@ -72,6 +72,7 @@ from alphago_jax.train.metrics import RunLogger, plot_metrics, read_metrics
 from alphago_jax.train.selfplay import (
     STAT_NAMES,
     MatchOutput,
+    calibrate_resignation,
     inner_mover,
     play_match,
     random_mover,
@@ -122,6 +123,21 @@ class ZeroConfig:
     improves the policy with few simulations). The network is evaluated under ``symmetries``
     (``"random"``: one random board symmetry per position, as in the paper).
 
+    Playout cap randomization (KataGo, Wu 2019; off at ``full_search_fraction = 1``): a fraction
+    ``full_search_fraction`` of the moves get the full search, the others a fast one of
+    ``fast_simulations`` simulations (None: ``num_simulations // 4``) with no root noise
+    (``"puct"``: no Dirichlet noise; ``"gumbel"``: no Gumbel noise, the best considered move);
+    only full-search positions become training examples. One draw per move for all games
+    (``selfplay.selfplay``).
+
+    Resignation (AlphaGo Zero; off at ``resign_threshold = None``): the player to move resigns
+    when its root value is below the threshold, which starts at ``resign_threshold``; a fraction
+    ``no_resign_fraction`` of games never resign, and after each iteration the threshold is
+    recalibrated from them so that at most ``false_resign_target`` of the games that would have
+    resigned were games the resigner did not lose (``selfplay.calibrate_resignation``; None: a
+    fixed threshold). The threshold lives in the run state (the ``SelfPlay`` state), so it is
+    checkpointed; metrics.csv logs ``resign_rate``, ``false_resign_rate`` and ``resign_threshold``.
+
     Training: a replay buffer of the last ``replay_capacity`` positions; once it holds
     ``min_replay`` positions, ``train_steps`` steps per iteration on batches of ``train_batch``
     with ``optimizer``.
@@ -157,6 +173,11 @@ class ZeroConfig:
     symmetries: str = "random"
     selfplay_batch: int = 64
     selfplay_moves: int = 32
+    full_search_fraction: float = 1.0
+    fast_simulations: int | None = None
+    resign_threshold: float | None = None
+    no_resign_fraction: float = 0.1
+    false_resign_target: float | None = 0.05
     replay_capacity: int = 16384
     min_replay: int = 1024
     train_batch: int = 128
@@ -197,6 +218,26 @@ class ZeroConfig:
             bad("dirichlet_fraction", "must be in [0, 1] with dirichlet_alpha > 0")
         if self.c_puct <= 0:
             bad("c_puct", "must be > 0")
+
+        def fraction(name, low_open, allow_none=False):  # a number in (0, 1] or [0, 1]
+            x = getattr(self, name)
+            if x is None and allow_none:
+                return
+            ok = isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
+            if not ok or not (0 < x <= 1 if low_open else 0 <= x <= 1):
+                bad(name, f"must be a number in {'(0' if low_open else '[0'}, 1]" + (" or None" if allow_none else ""))
+
+        fraction("full_search_fraction", low_open=True)
+        if self.fast_simulations is not None:
+            integer("fast_simulations", 1)
+            if self.fast_simulations > self.num_simulations:
+                bad("fast_simulations", f"must be at most num_simulations ({self.num_simulations})")
+        if self.resign_threshold is not None:
+            x = self.resign_threshold
+            if not isinstance(x, (int, float, np.integer, np.floating)) or isinstance(x, bool) or not -1 <= x <= 1:
+                bad("resign_threshold", "must be None (no resignation) or a root value in [-1, 1]")
+        fraction("no_resign_fraction", low_open=False)
+        fraction("false_resign_target", low_open=True, allow_none=True)
         if self.eval_games % 2:
             bad("eval_games", "must be even (each opening is played with both colours)")
         if self.gate is not None and not 0 < self.gate <= 1:
@@ -232,6 +273,18 @@ class ZeroConfig:
                             dirichlet_alpha=self.dirichlet_alpha, dirichlet_fraction=self.dirichlet_fraction,
                             temperature=1.0, temperature_moves=self.temperature_moves,
                             gumbel_considered=self.gumbel_considered)
+
+    @property
+    def playout_cap(self) -> bool:
+        """Whether self-play randomizes its playout cap (``full_search_fraction < 1``)."""
+        return self.full_search_fraction < 1
+
+    @property
+    def fast_search(self) -> SearchConfig:
+        """Self-play's fast search (playout cap randomization): ``fast_simulations``, no root noise."""
+        sims = self.fast_simulations if self.fast_simulations is not None else max(1, self.num_simulations // 4)
+        return dataclasses.replace(self.selfplay_search, num_simulations=sims, dirichlet_fraction=0.0,
+                                   gumbel_scale=0.0)
 
     @property
     def eval_search(self) -> SearchConfig:
@@ -329,11 +382,13 @@ class Programs(NamedTuple):
     - ``init(key) -> state``: a fresh run state, the dict that checkpoints hold: ``train`` (the
       ``TrainState``), ``best`` (the best network's variables), ``best_elo`` (float32[]), ``key``
       (uint32[2], the run's PRNG key), ``iteration`` (int32[]), all replicated, and, split over
-      the devices by worker, ``selfplay`` (``SelfPlay``, leaves [W, B / W, ...]) and ``replay``
+      the devices by worker, ``selfplay`` (``SelfPlay``, leaves [W, B / W, ...]; the resignation
+      threshold and record in it [W] and [W, RESIGN_BINS], the same threshold on all) and ``replay``
       (``ReplayBuffer``, leaves [W, C / W, ...], ``insert`` and ``size`` int32[W]).
     - ``selfplay(variables, sp, buffer, key) -> (sp, buffer, stats)``: one iteration's self-play;
-      ``stats``: int32[4, W], the finished games, positions added, black wins and white wins of
-      each worker (``STAT_NAMES``).
+      ``stats``: int32[len(STAT_NAMES), W], the finished games, positions added, black wins and
+      white wins of each worker, and its resignation counts (``STAT_NAMES``). The resignation
+      threshold is recalibrated at the end (``selfplay.calibrate_resignation``).
     - ``train_step(train_state, buffer, key) -> (train_state, metrics)``: one training step on
       ``train_batch / W`` examples from each replay shard (``train_iteration`` runs an
       iteration's steps).
@@ -412,7 +467,7 @@ def build(config: ZeroConfig, mesh=None) -> Programs:
         return {
             "train": train_state,
             "replay": _per_worker(replay.replay_init(config.replay_capacity // w, example), w),
-            "selfplay": _per_worker(selfplay_init(game, config.selfplay_batch // w), w),
+            "selfplay": _per_worker(selfplay_init(game, config.selfplay_batch // w, config.resign_threshold), w),
             "best": train_state.variables,
             "best_elo": jnp.float32(0),
             "key": k_run,
@@ -422,11 +477,25 @@ def build(config: ZeroConfig, mesh=None) -> Programs:
     state_sharding = {"train": rep, "replay": split, "selfplay": split, "best": rep, "best_elo": rep, "key": rep,
                       "iteration": rep}
 
-    one_worker = functools.partial(selfplay, game, sp_search, config.selfplay_moves)
-    play = on_workers(one_worker, (None, 0, 0, 0), (PartitionSpec(), split_spec, split_spec, split_spec))
+    fast_search = make_search(game, evaluator, config.fast_search) if config.playout_cap else None
+    resigning = config.resign_threshold is not None
+    one_worker = functools.partial(selfplay, game, sp_search, config.selfplay_moves, fast_search=fast_search,
+                                   resign=resigning, no_resign_fraction=config.no_resign_fraction)
+    if fast_search is None:
+        play = on_workers(one_worker, (None, 0, 0, 0), (PartitionSpec(), split_spec, split_spec, split_spec))
+    else:  # the schedule of full-search moves is one for all workers: lax.cond then runs one search
+        play = on_workers(one_worker, (None, 0, 0, 0, None),
+                          (PartitionSpec(), split_spec, split_spec, split_spec, PartitionSpec()))
 
     def selfplay_program(variables, sp, buffer, key):
-        sp, buffer, stats = play(variables, sp, buffer, jax.random.split(key, w))
+        if fast_search is None:
+            sp, buffer, stats = play(variables, sp, buffer, jax.random.split(key, w))
+        else:
+            schedule = jax.random.bernoulli(jax.random.fold_in(key, 1), config.full_search_fraction,
+                                            (config.selfplay_moves,))
+            sp, buffer, stats = play(variables, sp, buffer, jax.random.split(key, w), schedule)
+        if resigning and config.false_resign_target is not None:
+            sp = sp.replace(resign=calibrate_resignation(sp.resign, config.false_resign_target))
         return sp, buffer, jnp.stack([stats[k] for k in STAT_NAMES])
 
     def train_step(train_state, buffer, key):
@@ -519,6 +588,20 @@ def _match_metrics(name: str, result: MatchResult) -> dict:
     elo_lo, elo_hi = result.elo_interval()
     return {f"win_{name}": result.win_rate, f"win_{name}_low": lo, f"win_{name}_high": hi,
             f"elo_{name}": result.elo, f"elo_{name}_low": elo_lo, f"elo_{name}_high": elo_hi}
+
+
+def _resign_metrics(config: ZeroConfig, stats: Mapping[str, int], sp) -> dict:
+    """The metrics row's resignation entries (none without resignation): ``resign_rate``
+    (resigned / finished games), ``false_resign_rate`` (of the no-resign games in which a player
+    fell below the threshold, the share that player did not lose; NaN with none),
+    ``resign_threshold`` (after the iteration's calibration: the next iteration's), and the counts."""
+    if config.resign_threshold is None:
+        return {}
+    would = stats["would_resign"]
+    return {"resign_rate": stats["resigned"] / max(stats["games"], 1),
+            "false_resign_rate": stats["false_resigns"] / would if would else float("nan"),
+            "resign_threshold": float(to_host(sp.resign.threshold)[0]),
+            "no_resign_games": stats["no_resign_games"], "would_resign": would}
 
 
 def _write_sample(path: pathlib.Path, config: ZeroConfig, out: MatchOutput, iteration: int) -> None:
@@ -675,6 +758,7 @@ def train(config: ZeroConfig, out_dir, *, resume: bool = False, progress: bool =
         row = {"games": stats["games"], "positions": stats["positions"], "replay_size": int(sizes.sum()),
                "black_win_rate": stats["black_wins"] / max(stats["games"], 1),
                "selfplay_positions_per_s": config.selfplay_batch * config.selfplay_moves / t_selfplay}
+        row.update(_resign_metrics(config, stats, sp))
 
         notify("train", iteration)
         if int(sizes.min()) * programs.workers >= config.min_replay:  # every shard has its share

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import pathlib
 import sys
 import time
 
@@ -45,19 +46,8 @@ def _train(args) -> int:
 
     # Before anything touches JAX: multi-host runs start the distributed runtime first.
     zero.initialize_distributed(True if args.distributed else None)
-    overrides = dict(_setting(text) for text in args.set)
-    for name in ("iterations", "seed"):
-        if getattr(args, name) is not None:
-            overrides[name] = str(getattr(args, name))
     saved = zero.saved_config(args.out) if args.resume else None
-    if saved is not None and args.preset is None:
-        config = saved  # resume with the run's own settings (plus --iterations to extend it)
-    else:
-        name = args.preset or zero.DEFAULT_PRESET
-        if name not in zero.PRESETS:
-            raise ValueError(f"unknown preset {name!r}; known: {', '.join(zero.PRESETS)}")
-        config = zero.PRESETS[name]
-    config = zero.with_overrides(config, overrides)
+    config = _zero_config(args, saved if args.preset is None else None)
     import jax
 
     say = print if jax.process_index() == 0 else (lambda *a, **k: None)  # one voice on many hosts
@@ -67,7 +57,7 @@ def _train(args) -> int:
           f"writing to {args.out}" + (" (resuming)" if saved is not None else ""))
     t0 = time.perf_counter()
     result = zero.train(config, args.out, resume=args.resume, progress=not args.no_progress, distributed=False,
-                        time_limit=args.time_limit)
+                        time_limit=args.time_limit, init=args.init)
     say(f"finished {result.iterations} iterations ({result.train_steps} training steps) in "
         f"{time.perf_counter() - t0:.0f} s")
     say(f"checkpoint:  {result.checkpoint}")
@@ -76,6 +66,54 @@ def _train(args) -> int:
         say(f"plots:       {result.plot}")
     if result.sample_game is not None:
         say(f"sample game: {result.sample_game}")
+    return 0
+
+
+def _zero_config(args, saved=None):
+    """The ``ZeroConfig`` of ``--preset`` (or ``saved``, a resumed run's own) and ``--set`` (plus
+    ``--iterations`` and ``--seed`` where the command has them)."""
+    from alphago_jax.train import zero
+
+    overrides = dict(_setting(text) for text in args.set)
+    for name in ("iterations", "seed"):
+        if getattr(args, name, None) is not None:
+            overrides[name] = str(getattr(args, name))
+    if saved is not None:
+        config = saved  # resume with the run's own settings (plus --iterations to extend it)
+    else:
+        name = args.preset or zero.DEFAULT_PRESET
+        if name not in zero.PRESETS:
+            raise ValueError(f"unknown preset {name!r}; known: {', '.join(zero.PRESETS)}")
+        config = zero.PRESETS[name]
+    return zero.with_overrides(config, overrides)
+
+
+def _warm_start(args) -> int:
+    from alphago_jax.nets.saved import load_network, save_network
+    from alphago_jax.train import warm_start, zero
+
+    config = _zero_config(args)
+    t0 = time.perf_counter()
+    data = warm_start.record_examples(warm_start.record_files(args.records), size=config.board_size,
+                                      komi=config.komi)
+    print(f"{data.games} records ({data.skipped} skipped{': ' + data.reasons[0] if data.reasons else ''}), "
+          f"{data.examples.value.shape[0]:,} positions")
+    result = warm_start.train_supervised(data, config.net, steps=args.steps, batch=args.batch, seed=config.seed,
+                                         progress=not args.no_progress)
+    net = config.net
+    step = {"step": "alphago-jax warm-start", "command": " ".join(["alphago-jax"] + sys.argv[1:]),
+            "records": str(args.records), "games": data.games, "positions": int(data.examples.value.shape[0]),
+            "train_steps": args.steps, "batch": args.batch, "held_out": result.held_out,
+            "wall_s": round(time.perf_counter() - t0, 1)}
+    out = pathlib.Path(args.out)
+    path = save_network(out / zero.WARM_START_FILE, result.state.variables, blocks=net.blocks, filters=net.filters,
+                        value_hidden=net.value_hidden, board_size=config.board_size, komi=config.komi,
+                        info={"chain": [step], "config": config.to_dict()})
+    load_network(path)  # read back: the file is usable
+    held = result.held_out
+    print(f"{path}: held-out top-1 {held.get('policy_accuracy', float('nan')):.1%}, value MSE "
+          f"{held.get('value_loss', float('nan')):.3f} over {held.get('positions', 0):,} positions; "
+          f"start a run from it with: alphago-jax train --init {out} (same --preset and --set)")
     return 0
 
 
@@ -155,10 +193,27 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
                        help="stop after the iteration during which this much wall time has passed "
                             "(evaluated and checkpointed; --resume continues)")
+    train.add_argument("--init", default=None, metavar="FILE_OR_RUN",
+                       help="start the network (only the network) from a network file, a training run's directory "
+                            "or an `alphago-jax warm-start` directory")
     train.add_argument("--no-progress", action="store_true", help="no progress bar")
     train.add_argument("--distributed", action="store_true",
                        help="multi-host: call jax.distributed.initialize() first (also ALPHAGO_JAX_DISTRIBUTED=1)")
     train.set_defaults(run=_train)
+
+    warm = sub.add_parser(
+        "warm-start", help="AlphaGo Zero's network by supervised learning on game records, for train --init",
+        description="Fit the dual network of a preset (and --set sizes) to SGF game records: the policy to "
+                    "each recorded move, the value to the result. Writes OUT/network.msgpack; start a run "
+                    "from it with `alphago-jax train --init OUT` and the same sizes.")
+    warm.add_argument("--records", required=True, help="folder of SGF records (searched recursively)")
+    warm.add_argument("--out", required=True, help="output directory")
+    warm.add_argument("--preset", default=None, help="the network sizes and board of this preset (default tiny)")
+    warm.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="as for train")
+    warm.add_argument("--steps", type=int, default=2000, help="training steps (default 2000)")
+    warm.add_argument("--batch", type=int, default=256, help="positions per step (default 256)")
+    warm.add_argument("--no-progress", action="store_true", help="no progress bar")
+    warm.set_defaults(run=_warm_start)
 
     plot = sub.add_parser("plot", help="draw a training run's loss, win-rate and Elo curves to PNG")
     plot.add_argument("run_dir", help="the --out directory of a training run")

@@ -420,3 +420,45 @@ def test_time_limit_stops_after_an_evaluated_iteration(runs, tmp_path, capsys):
     assert "finished 4 iterations" in capsys.readouterr().out
     rows = read_rows(copy)
     assert [int(r["step"]) for r in rows] == [0, 1, 2, 3, 4] and rows[-1]["win_random"]
+
+
+def test_init_from_each_source_loads_and_trains(runs, tmp_path, capsys):
+    one, _, _ = runs
+    file = zero.export_network(one, tmp_path / "net.msgpack")
+    warm = tmp_path / "warm"
+    warm.mkdir()
+    shutil.copy(file, warm / zero.WARM_START_FILE)
+    expected = zero.network_of_run(one).variables
+    for source in (file, one, warm):  # a network file, a training run, a warm-start directory
+        chex.assert_trees_all_close(zero.init_network(source, SMOKE).variables, expected)
+    # A new run from the file: at a vanishing learning rate its trained parameters stay the init's.
+    new = tmp_path / "new"
+    assert cli.main(["train", "--preset", "smoke", "--no-progress", "--iterations", "1", "--init", str(file),
+                     "--set", "optimizer.learning_rate=1e-9", "--out", str(new)]) == 0
+    trained = zero.network_of_run(new)
+    assert trained.info["train_steps"] == SMOKE.train_steps
+    chex.assert_trees_all_close(trained.variables["params"], expected["params"], atol=1e-6)
+    # The provenance: the run behind the file, the init, then this run.
+    chain = trained.info["chain"]
+    assert [c["step"] for c in chain] == ["alphago-jax train", "init", "alphago-jax train"]
+    assert chain[0]["run"] == str(one) and chain[1]["path"] == str(file) and chain[2]["run"] == str(new)
+    assert chain[2]["wall_s"] > 0
+    # A run that already has checkpoints keeps its own network.
+    assert cli.main(["train", "--no-progress", "--resume", "--init", str(file), "--out", str(new)]) == 2
+    assert "--init starts a new run" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("source, why", [
+    ("missing", "not a network file, a training run's directory or a warm-start directory"),
+    ("other-size", r"blocks=1, filters=8, value_hidden=8, board 5\) does not fit this run's \(blocks=2"),
+])
+def test_bad_init_is_named(runs, tmp_path, capsys, source, why):
+    one, _, _ = runs
+    path = tmp_path / source
+    if source == "other-size":
+        zero.export_network(one, path)
+    assert cli.main(["train", "--preset", "smoke", "--no-progress", "--set", "blocks=2", "--init", str(path),
+                     "--out", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and pytest.importorskip("re").search(why, err), err
+    assert not (tmp_path / "run" / "checkpoints").exists() or not any((tmp_path / "run" / "checkpoints").iterdir())

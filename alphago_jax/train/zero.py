@@ -674,7 +674,7 @@ def initialize_distributed(enabled: bool | None = None) -> bool:
 
 def train(config: ZeroConfig, out_dir, *, resume: bool = False, progress: bool = True,
           callback: Callable[[str, int], None] | None = None, distributed: bool | None = None,
-          log: Callable[[str], None] | None = None, time_limit: float | None = None) -> RunResult:
+          log: Callable[[str], None] | None = None, time_limit: float | None = None, init=None) -> RunResult:
     """Run (or resume) AlphaGo Zero training of ``config`` into ``out_dir``.
 
     Args:
@@ -691,6 +691,9 @@ def train(config: ZeroConfig, out_dir, *, resume: bool = False, progress: bool =
       log: where the per-evaluation lines go (default: through tqdm to stderr).
       time_limit: seconds of wall time: the run stops after the iteration during which they
         ran out, evaluating and checkpointing it as a last iteration (``--resume`` continues).
+      init: start the network (and nothing else: optimizer, buffer and games are new) from a
+        network file, a training run's directory or a warm-start directory (``init_network``).
+        Only for a new run: a directory that holds checkpoints keeps its own network.
 
     Returns:
       A ``RunResult``.
@@ -701,6 +704,7 @@ def train(config: ZeroConfig, out_dir, *, resume: bool = False, progress: bool =
     """
     from tqdm.auto import tqdm
 
+    session_start = time.perf_counter()
     initialize_distributed(distributed)
     out = pathlib.Path(out_dir).absolute()
     lead = jax.process_index() == 0  # the process that writes logs, plots and the sample game
@@ -720,10 +724,23 @@ def train(config: ZeroConfig, out_dir, *, resume: bool = False, progress: bool =
             raise ValueError(f"{ckpt.directory / str(latest)}: the run there has another configuration "
                              f"({'; '.join(differences)}); resume it with its own settings")
 
+    if init is not None and latest is not None:
+        raise ValueError(f"{ckpt.directory}: holds a run to resume; --init starts a new run (drop it, or choose "
+                         "another output directory)")
+    started_from = init_network(init, config) if init is not None else None
     programs = build(config)
     state = programs.init(jax.random.PRNGKey(config.seed))
+    chain = []  # the provenance of the network: what it started from
+    elapsed = 0.0  # wall seconds of this run over all its sessions
     if latest is not None:
-        state = ckpt.restore(latest, target=state).state
+        restored = ckpt.restore(latest, target=state)
+        state, chain = restored.state, list(restored.metadata.get("chain", []))
+        elapsed = float(restored.metadata.get("elapsed_s", 0.0))
+    elif started_from is not None:
+        fresh = learner.init_train_state(started_from.variables, config.optimizer)
+        fresh = jax.device_put(fresh, jax.tree_util.tree_map(lambda x: x.sharding, state["train"]))
+        state = {**state, "train": fresh, "best": fresh.variables}
+        chain = network_chain(started_from)
     start = int(state["iteration"])
     metrics_path = out / "metrics.csv"
     logger = RunLogger(metrics_path, tensorboard_dir=out / "tb", resume_step=start if start > 0 else -1) if lead else None
@@ -782,7 +799,9 @@ def train(config: ZeroConfig, out_dir, *, resume: bool = False, progress: bool =
         notify("checkpoint", iteration)
         ckpt.save(iteration, state, metadata={
             "config": config.to_dict(), "iteration": iteration, "train_step": row["train_step"],
-            "devices": programs.mesh.devices.size, "workers": programs.workers})
+            "devices": programs.mesh.devices.size, "workers": programs.workers, "chain": chain,
+            "elapsed_s": elapsed + time.perf_counter() - session_start,
+            "device": f"{programs.mesh.devices.size} x {programs.mesh.devices.flat[0].device_kind}"})
         bar.set_postfix({k: f"{row[k]:.3g}" for k in ("loss", "win_random", "win_mcts") if k in row})
         bar.update(1)
         if last:
@@ -844,6 +863,7 @@ def network_of_run(out_dir, *, iteration: int | None = None, which: str = "lates
     with Checkpointer(checkpoint_dir(out_dir), kind=KIND, read_only=True) as ckpt:
         restored = ckpt.restore(iteration)
     where = checkpoint_dir(out_dir) / str(restored.step)
+    meta = restored.metadata
     try:
         train_state = restored.state["train"]
         variables = restored.state["best"] if which == "best" else {k: train_state[k] for k in ("params", "batch_stats")}
@@ -853,8 +873,57 @@ def network_of_run(out_dir, *, iteration: int | None = None, which: str = "lates
     variables = jax.tree_util.tree_map(lambda x: np.asarray(x, np.float32), variables)
     info = {"run": str(pathlib.Path(out_dir).absolute()), "iteration": restored.step, "train_steps": steps,
             "network": which, "config": config.to_dict()}
+    this_run = {"step": "alphago-jax train", "run": info["run"], "iteration": restored.step, "train_steps": steps,
+                "wall_s": round(float(meta.get("elapsed_s", 0.0)), 1), "device": meta.get("device")}
+    info["chain"] = list(meta.get("chain", [])) + [this_run]
     return SavedNetwork(net=config.net, variables=variables, board_size=config.board_size, komi=config.komi,
                         info=info, path=where)
+
+
+WARM_START_FILE = "network.msgpack"
+"""The network file in a warm-start directory (``alphago-jax warm-start --out DIR``)."""
+
+
+def init_network(source, config: ZeroConfig):
+    """The network a new run of ``config`` starts from (``train(..., init=source)``).
+
+    ``source``: a network file (``export_network``, ``save_network``), a training run's directory
+    (its latest network), or a warm-start directory (holding ``WARM_START_FILE``). Returns a
+    ``nets.saved.SavedNetwork``.
+
+    Raises:
+      ValueError: naming ``source``: nothing usable there, or a network of another shape or
+        board size than ``config``'s.
+    """
+    from alphago_jax.nets.saved import load_network
+
+    path = pathlib.Path(source)
+    if path.is_file():
+        saved = load_network(path)
+    elif (path / WARM_START_FILE).is_file():
+        saved = load_network(path / WARM_START_FILE)
+    elif checkpoint_dir(path).is_dir():
+        saved = network_of_run(path)
+    else:
+        raise ValueError(f"--init {source}: not a network file, a training run's directory or a warm-start "
+                         "directory")
+    want, got = config.net, saved.net
+    shape = ("blocks", "filters", "value_hidden")
+    if any(getattr(want, k) != getattr(got, k) for k in shape) or saved.board_size != config.board_size:
+        described = lambda n, size: ", ".join(f"{k}={getattr(n, k)}" for k in shape) + f", board {size}"  # noqa: E731
+        raise ValueError(f"--init {source}: its network ({described(got, saved.board_size)}) does not fit this "
+                         f"run's ({described(want, config.board_size)}); set the run's sizes to match")
+    return saved
+
+
+def network_chain(saved) -> list[dict]:
+    """The provenance of a loaded network (``SavedNetwork``): every run and init behind it, oldest
+    first, each a dict (``step``, and what it knows: command, run, steps, seconds, device)."""
+    info = dict(saved.info)
+    chain = list(info.pop("chain", []))
+    if not chain:  # a file from before chains were recorded: its own description is the only step
+        chain = [{"step": "network file", **{k: v for k, v in info.items() if k != "config"}}]
+    return chain + [{"step": "init", "path": str(saved.path)}]
 
 
 def export_network(out_dir, path, *, iteration: int | None = None, which: str = "latest",
@@ -881,6 +950,7 @@ def plot_run(out_dir) -> pathlib.Path:
 __all__ = [
     "DEFAULT_PRESET",
     "KIND",
+    "WARM_START_FILE",
     "PLOT_PANELS",
     "PRESETS",
     "Programs",
@@ -890,6 +960,8 @@ __all__ = [
     "build",
     "checkpoint_dir",
     "export_network",
+    "init_network",
+    "network_chain",
     "network_of_run",
     "initialize_distributed",
     "num_workers",

@@ -126,7 +126,10 @@ def main(argv=None) -> int:
     iteration = 0
 
     def export(name):
-        info = {"chain": chain + [{"step": "self-play", **totals, "train_steps": int(state["train"].step),
+        steps = int(state["train"].step)
+        info = {"iteration": iteration, "train_steps": steps, "config": config.to_dict(),
+                "command": "python " + " ".join(sys.argv),
+                "chain": chain + [{"step": "self-play", **totals, "train_steps": steps,
                                    "seconds": round(time.perf_counter() - started, 1)}]}
         return _save(out / name, state["train"].variables, config, info)
 

@@ -66,7 +66,7 @@ def _save(path, variables, config: zero.ZeroConfig, info: dict) -> pathlib.Path:
                         value_hidden=config.value_hidden, board_size=config.board_size, komi=config.komi, info=info)
 
 
-def main(argv=None) -> int:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=pathlib.Path, help="output folder (networks, metrics.csv, summary.json)")
     parser.add_argument("--budget", type=float, default=420.0, help="seconds for the whole script (default 420)")
@@ -78,6 +78,8 @@ def main(argv=None) -> int:
     parser.add_argument("--smoke", action="store_true", help="toy sizes, a few seconds (CI)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
+    if args.smoke:  # a few iterations after a few supervised steps
+        args.budget, args.warm_steps = min(args.budget, 20.0), min(args.warm_steps, 10)
     config = SMOKE if args.smoke else CONFIG
     config = zero.with_overrides(config, dict(s.split("=", 1) for s in args.set))
     out = args.out or pathlib.Path(tempfile.mkdtemp(prefix="zero9-"))
@@ -180,8 +182,7 @@ def main(argv=None) -> int:
     (out / "summary.json").write_text(json.dumps({"chain": chain, "summary": summary}, indent=1))
     print("summary:", json.dumps(summary), flush=True)
     print_header("zero_9x9_accelerator.py", argv, f"{device}, {iteration} iterations", started)
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -48,9 +48,11 @@ def test_unknown_subcommand_exits_with_usage():
     ("mcps_vs_grave.py", ("| nogo | 5x5 | 16 playouts | 4 |", "| nogo | 5x5 | 0.01 s, one game at a time | 2 |")),
     ("alphago_pipeline_19x19.py", "| SL policy | held-out top-1 |"),
     ("zero_train.py", "| smoke | 5x5 | 1x8 | "),
+    ("zero_9x9_accelerator.py", "warm start: {"),
+    ("compare_runs.py", "| gumbel | 2 |"),
 ])
 def test_experiment_smoke_mode(script, row, monkeypatch, capsys, request):
-    if script in ("bench_dataset.py", "alphago_pipeline_19x19.py"):
+    if script in ("bench_dataset.py", "alphago_pipeline_19x19.py", "zero_9x9_accelerator.py"):
         request.getfixturevalue("sgf_dir")  # the corpus they read is in ../shared
     monkeypatch.setattr(sys, "argv", [script, "--smoke"])
     runpy.run_path(str(ROOT / "experiments" / script), run_name="__main__")

@@ -84,6 +84,23 @@ def test_internal_match_alternates_colours(tmp_path):
         run_match(a, b, games=0)
 
 
+def test_pairs_of_games_share_a_random_opening(tmp_path):
+    from alphago_jax.play.arena import random_opening
+
+    # Players that always pass: after the opening, each game is the opening alone.
+    a, b = Scripted([], name="a"), Scripted([], name="b")
+    match = run_match(a, b, games=4, size=5, komi=0.5, openings=3, cleanup=False, progress=False, out_dir=tmp_path)
+    openings = [[m for _, m in sgf.load(g.sgf_path).moves][:3] for g in match.games]
+    assert openings[0] == openings[1] == random_opening(5, 0.5, 3, 0)
+    assert openings[2] == openings[3] == random_opening(5, 0.5, 3, 1) != openings[0]
+    for g in match.games:
+        record = sgf.load(g.sgf_path)
+        assert [c for c, _ in record.moves][:3] == [BLACK, -BLACK, BLACK]
+        assert all(m < 25 for _, m in record.moves[:3])  # no passes in an opening
+        sgf.replay(record)  # legal all through
+    assert random_opening(5, 0.5, 3, 7) == random_opening(5, 0.5, 3, 7)
+
+
 class Scripted(LocalPlayer):
     """Plays the given actions in turn, then passes; ``RESIGN`` resigns."""
 

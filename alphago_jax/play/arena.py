@@ -15,6 +15,9 @@ How a game is played and scored (the same for internal players and external GTP 
   capture the stones they consider dead rather than pass; the game ends at the next two
   passes in a row;
 - the game also ends at the rules' move limit (``position.MAX_MOVES_PER_POINT`` per point);
+- with ``openings = k``, each pair of games (the same players, colours swapped) starts from
+  the same k random legal moves (``random_opening``), so that players whose fixed-effort search
+  is deterministic do not replay one game over and over;
 - a game that ends by passes or the move limit is scored by the project's Tromp-Taylor
   scorer (area with komi), never by either engine's own count.
 
@@ -29,7 +32,7 @@ from __future__ import annotations
 import dataclasses
 import pathlib
 import sys
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -108,7 +111,7 @@ class Match:
 
 def play_one_game(black: Player, white: Player, size: int = 9, komi: float = 7.5, *, seconds: float | None = None,
                   resign_below: float = 0.0, cleanup: bool = True, max_moves: int | None = None,
-                  names: tuple[str, str] | None = None,
+                  names: tuple[str, str] | None = None, opening: Sequence[int] = (),
                   on_move: Callable[[Position], None] | None = None) -> tuple[Position, GameResult]:
     """Play one game from the empty board; returns the final position and the result.
 
@@ -118,6 +121,7 @@ def play_one_game(black: Player, white: Player, size: int = 9, komi: float = 7.5
       cleanup: after two passes, let players that can clean up capture dead stones first.
       max_moves: the game's move limit (default ``position.play_game``'s).
       names: the names to record (default the players' names).
+      opening: moves played first, alternately from black, by neither player's choice.
       on_move: called with the position after every move.
     """
     pos = Position(play_game(size, komi, max_moves))
@@ -127,6 +131,11 @@ def play_one_game(black: Player, white: Player, size: int = 9, komi: float = 7.5
         if seconds is not None:
             p.prepare_timed()  # compilation outside the first move's time
     players = {BLACK: black, WHITE: white}
+    for action in opening:
+        colour = pos.to_play
+        pos.play(colour, action)
+        for p in (black, white):
+            p.play(colour, action)
     cleaning = False
     how = None
     winner = 0
@@ -175,14 +184,29 @@ def _names(player_name: str, opponent_name: str) -> tuple[str, str]:
     return player_name, opponent_name
 
 
+def random_opening(size: int, komi: float, moves: int, seed: int) -> list[int]:
+    """``moves`` uniformly random legal moves from the empty board (no passes), the same for the
+    same seed: the opening of a pair of match games."""
+    pos = Position(play_game(size, komi))
+    rng = np.random.default_rng((size, seed))
+    for _ in range(moves):
+        legal = np.flatnonzero(pos.legal_mask()[: pos.num_points])
+        if not len(legal):
+            break
+        pos.play(pos.to_play, int(rng.choice(legal)))
+    return [a for _, a in pos.moves]
+
+
 def _match_game(i: int, player: Player, opponent: Player, names: tuple[str, str], size: int, komi: float,
-                out: pathlib.Path | None, **rules) -> GameResult:
+                out: pathlib.Path | None, openings: int = 0, **rules) -> GameResult:
     """Game ``i`` (from 0) of a match: ``player`` is black when ``i`` is even; saved as
-    ``game-<i + 1>.sgf`` in ``out``."""
+    ``game-<i + 1>.sgf`` in ``out``. Games ``2k`` and ``2k + 1`` start from the same
+    ``openings`` random moves."""
     a_black = i % 2 == 0
     black, white = (player, opponent) if a_black else (opponent, player)
     names = names if a_black else names[::-1]
-    pos, game = play_one_game(black, white, size, komi, names=names, **rules)
+    opening = random_opening(size, komi, openings, i // 2) if openings else ()
+    pos, game = play_one_game(black, white, size, komi, names=names, opening=opening, **rules)
     path = None
     if out is not None:
         path = out / f"game-{i + 1:03d}.sgf"
@@ -209,7 +233,7 @@ def _output_dir(out_dir) -> pathlib.Path | None:
 
 def run_match(player: Player, opponent: Player, games: int, size: int = 9, komi: float = 7.5, *,
               seconds: float | None = None, resign_below: float = 0.0, cleanup: bool = True,
-              max_moves: int | None = None, out_dir=None, progress: bool = True,
+              max_moves: int | None = None, openings: int = 0, out_dir=None, progress: bool = True,
               on_game: Callable[[GameResult], None] | None = None) -> Match:
     """Play ``games`` games, ``player`` taking black in the odd-numbered ones (1st, 3rd, ...).
 
@@ -217,13 +241,14 @@ def run_match(player: Player, opponent: Player, games: int, size: int = 9, komi:
       out_dir: where to save each game (``game-001.sgf`` ...) and ``results.md``; None: not saved.
       progress: show a progress bar (tqdm, on stderr).
       on_game: called with each finished game.
+      openings: random legal moves that each pair of games starts from (``random_opening``).
       The rest: as ``play_one_game``.
     """
     if games < 1:
         raise ValueError(f"games must be at least 1, got {games}")
     names = _names(player.name, opponent.name)
     out = _output_dir(out_dir)
-    rules = dict(seconds=seconds, resign_below=resign_below, cleanup=cleanup, max_moves=max_moves)
+    rules = dict(seconds=seconds, resign_below=resign_below, cleanup=cleanup, max_moves=max_moves, openings=openings)
     from tqdm import tqdm
 
     results = []
@@ -260,7 +285,7 @@ def _worker_game(i: int) -> GameResult:
 
 def run_match_parallel(player_spec: str, opponent_spec: str, games: int, processes: int, size: int = 9,
                        komi: float = 7.5, *, seconds: float | None = None, resign_below: float = 0.0,
-                       cleanup: bool = True, max_moves: int | None = None, out_dir=None,
+                       cleanup: bool = True, max_moves: int | None = None, openings: int = 0, out_dir=None,
                        progress: bool = True, on_game: Callable[[GameResult], None] | None = None) -> Match:
     """``run_match`` with the games shared among ``processes`` worker processes, each holding its
     own pair of players made from the specs (``registry.make_player``). Game ``i`` is played as
@@ -275,7 +300,7 @@ def run_match_parallel(player_spec: str, opponent_spec: str, games: int, process
     from tqdm import tqdm
 
     out = _output_dir(out_dir)
-    rules = dict(seconds=seconds, resign_below=resign_below, cleanup=cleanup, max_moves=max_moves)
+    rules = dict(seconds=seconds, resign_below=resign_below, cleanup=cleanup, max_moves=max_moves, openings=openings)
     results = []
     context = multiprocessing.get_context("spawn")  # JAX does not survive fork
     with context.Pool(processes, _start_worker, (player_spec, opponent_spec, (size, komi, out, rules))) as pool, \

@@ -80,7 +80,7 @@ def run_arena(args) -> int:
     from alphago_jax.play.gtp_client import GTPError
 
     options = dict(seconds=args.time, resign_below=args.resign, cleanup=not args.no_cleanup, max_moves=args.max_moves,
-                   out_dir=args.out, progress=not args.no_progress)
+                   openings=args.openings, out_dir=args.out, progress=not args.no_progress)
     with _terminate_as_interrupt(), _player(args.player) as a, _player(args.opponent) as b:  # bad specs fail here
         try:
             if args.parallel > 1:
@@ -148,6 +148,9 @@ def add_commands(subparsers) -> None:
     arena.add_argument("--max-moves", type=int, default=None, help="move limit per game (default 3 per point)")
     arena.add_argument("--out", default="arena", help="directory for the SGF records and results.md (default arena)")
     arena.add_argument("--no-cleanup", action="store_true", help="end at the first two passes, no cleanup phase")
+    arena.add_argument("--openings", type=int, default=0, metavar="K",
+                       help="each pair of games (colours swapped) starts from the same K random legal moves, so "
+                            "that deterministic players do not repeat one game (default 0)")
     arena.add_argument("--parallel", type=int, default=1, metavar="N",
                        help="play the games in N processes at once, each with its own players (default 1); "
                             "with --time each process has that time per move")

@@ -181,6 +181,7 @@ def main(argv=None) -> None:
     summary = {**totals, "train_steps": int(state["train"].step), "seconds": round(time.perf_counter() - started, 1), "device": device}
     (out / "summary.json").write_text(json.dumps({"chain": chain, "summary": summary}, indent=1))
     print("summary:", json.dumps(summary), flush=True)
+    print(f"networks, metrics.csv and summary.json: {out}")
     print_header("zero_9x9_accelerator.py", argv, f"{device}, {iteration} iterations", started)
 
 

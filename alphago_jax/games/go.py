@@ -303,6 +303,17 @@ class Go(Game):
         stone was placed and ``captured`` (bool[N]) marks the stones it took. Go: unchanged."""
         return state
 
+    def resume(self, state: GoState) -> GoState:
+        """``state`` reopened for play to go on after two passes (a cleanup phase, in which an
+        engine captures the stones it considers dead before passing again): the pass count is
+        reset and the legal moves of the player to move are recomputed; the next two passes in a
+        row end the game again. A game over by the move limit or by an illegal move, or not
+        over, is returned unchanged. Jit- and vmap-safe."""
+        resume = state.terminal & (state.loser == 0) & (state.move_count < self.max_moves)
+        reopened = state.replace(passes=jnp.int8(0), terminal=jnp.bool_(False))
+        reopened = reopened.replace(legal=self._legal(reopened))
+        return jax.tree_util.tree_map(lambda new, old: jnp.where(resume, new, old), reopened, state)
+
     def legal_action_mask(self, state: GoState) -> jnp.ndarray:
         return state.legal
 

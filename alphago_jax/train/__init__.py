@@ -16,13 +16,16 @@
 - ``metrics``: ``RunLogger`` (CSV, optionally TensorBoard) and ``plot_metrics`` (PNG curves).
 - ``selfplay``: the jitted game loops: batched self-play into the replay buffer (``SelfPlay``,
   ``selfplay_move``, ``selfplay``) and matches with colours alternating (``play_match``).
+- ``external_eval``: matches of the network's search against GNU Go processes, all games in
+  lockstep, finished by GNU Go's cleanup phase and scored by area (``GnuGoMatch``).
 - ``zero``: AlphaGo Zero's main job (``ZeroConfig``, ``PRESETS``, ``train``): self-play,
   training, evaluation, checkpoints that survive a kill, data parallel over all devices; the
   ``alphago-jax train`` command. Import it as ``from alphago_jax.train import zero``.
 
 Layer: training sits at the end of the data flow (games -> features -> nets -> search ->
-train); ``selfplay`` and ``zero`` also use ``games``, ``search`` and ``sgf``, the other modules
-only ``features`` and ``nets``.
+train); ``selfplay`` and ``zero`` also use ``games``, ``search`` and ``sgf``, ``external_eval``
+the GTP client below ``play`` (``alphago_jax.gtp_client``), the other modules only ``features``
+and ``nets``.
 """
 
 from alphago_jax.train.checkpoint import Checkpointer, CheckpointError, Restored

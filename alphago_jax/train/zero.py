@@ -8,7 +8,8 @@ One iteration of ``train(config, out_dir)``::
                 8-fold random symmetry augmentation
     evaluation  at the start, every config.eval_interval iterations and at the end: the
                 network's search (temperature 0, no noise) against uniform random play,
-                against pure-rollout MCTS and against the best network so far
+                against pure-rollout MCTS, against the best network so far and,
+                with config.gnugo_level set, against GNU Go (``train.external_eval``)
     logging     one row of metrics.csv (RunLogger) per iteration
     checkpoint  the whole run state (Checkpointer, kind "zero")
 
@@ -42,7 +43,7 @@ JAX: ``train(..., distributed=True)``, the CLI's ``--distributed`` or ``ALPHAGO_
 
 Layout of ``out_dir``: ``checkpoints/<iteration>/``, ``metrics.csv``, ``tb/`` (TensorBoard, with
 tensorboardX installed), ``metrics.png``, ``sample.sgf`` (the first game of the last evaluation
-against pure MCTS).
+against pure MCTS), ``sample_gnugo.sgf`` (the same against GNU Go, when it plays).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ import functools
 import json
 import os
 import pathlib
+import shutil
 import time
 from typing import Any, Callable, Mapping, NamedTuple
 
@@ -66,7 +68,9 @@ from alphago_jax.search import SearchConfig, make_search, network_evaluator, rol
 from alphago_jax.train import jobs, learner, replay
 from alphago_jax.train.jobs import checkpoint_dir, parse_value
 from alphago_jax.train.checkpoint import Checkpointer, CheckpointError
+from alphago_jax.gtp_client import GTPError, find_gnugo
 from alphago_jax.train.evaluation import MatchResult
+from alphago_jax.train.external_eval import GnuGoMatch, GnuGoOutput
 from alphago_jax.train.learner import OptimizerConfig, TrainState
 from alphago_jax.train.metrics import RunLogger, plot_metrics, read_metrics
 from alphago_jax.train.selfplay import (
@@ -89,8 +93,8 @@ DISTRIBUTED_ENV = "ALPHAGO_JAX_DISTRIBUTED"
 
 PLOT_PANELS = (
     ("loss", "policy_loss", "value_loss"),
-    ("win_random", "win_mcts", "win_best"),
-    ("elo_random", "elo_mcts", "best_elo"),
+    ("win_random", "win_mcts", "win_best", "win_gnugo"),
+    ("elo_random", "elo_mcts", "best_elo", "elo_gnugo"),
 )
 """The panels of ``metrics.png`` (columns of ``metrics.csv``)."""
 
@@ -153,6 +157,15 @@ class ZeroConfig:
     needs against the best one to become the best (None: no match against the best).
     ``eval_games = 0`` turns evaluation off.
 
+    Evaluation against GNU Go (off at ``gnugo_level = None``): each evaluation also plays
+    ``gnugo_games`` games (even; half with each colour) against GNU Go at ``--level gnugo_level``
+    (0 the weakest and fastest to 10, its default), one GNU Go process per game, scored by area
+    after GNU Go's cleanup phase (``train.external_eval``): a reference nobody here wrote, so
+    its win rate and Elo (``win_gnugo``, ``elo_gnugo``) compare runs and networks. The binary is
+    ``gnugo_path`` (None: ``gtp_client.find_gnugo``); where it is missing the run says so once
+    and goes on without these games. These three settings only affect evaluation, so a resumed
+    run may change them.
+
     Run: ``iterations``, ``keep`` (checkpoints kept), ``seed``.
     """
 
@@ -190,6 +203,9 @@ class ZeroConfig:
     eval_simulations: int = 16
     baseline_simulations: int = 32
     gate: float | None = 0.55
+    gnugo_level: int | None = None
+    gnugo_games: int = 20
+    gnugo_path: str | None = None
     keep: int = 2
     seed: int = 0
 
@@ -242,6 +258,13 @@ class ZeroConfig:
             bad("eval_games", "must be even (each opening is played with both colours)")
         if self.gate is not None and not 0 < self.gate <= 1:
             bad("gate", "must be None or in (0, 1]")
+        if self.gnugo_level is not None:
+            integer("gnugo_level", 0)
+        integer("gnugo_games", 2)
+        if self.gnugo_games % 2:
+            bad("gnugo_games", "must be even (half the games with each colour)")
+        if self.gnugo_path is not None and (not isinstance(self.gnugo_path, str) or not self.gnugo_path):
+            bad("gnugo_path", "must be None (find GNU Go) or the path of the GNU Go binary")
         if self.workers is not None:
             integer("workers", 1)
             for name in ("selfplay_batch", "replay_capacity", "train_batch"):
@@ -395,6 +418,8 @@ class Programs(NamedTuple):
     - ``matches``: ``{"random", "mcts", "best"} -> (player_variables, opponent_variables, key)
       -> MatchOutput`` over all ``eval_games`` (leaves split over the devices; ``to_host``).
     - ``split(key) -> (key, k_selfplay, k_train, k_eval)``.
+    - ``gnugo``: the network's evaluation search against GNU Go (``external_eval.GnuGoMatch``:
+      ``gnugo(variables, key, games=, level=, gnugo=) -> GnuGoOutput``), compiled on first use.
     """
 
     init: Callable
@@ -404,6 +429,7 @@ class Programs(NamedTuple):
     split: Callable
     mesh: Any
     workers: int
+    gnugo: GnuGoMatch
 
 
 def num_workers(config: ZeroConfig, devices: int) -> int:
@@ -531,6 +557,7 @@ def build(config: ZeroConfig, mesh=None) -> Programs:
         split=jax.jit(lambda k: tuple(jax.random.split(k, 4)), out_shardings=rep),
         mesh=mesh,
         workers=w,
+        gnugo=GnuGoMatch(game, net_mover),
     )
 
 
@@ -578,9 +605,14 @@ def saved_config(out_dir) -> ZeroConfig | None:
     return jobs.saved_config(out_dir, KIND, ZeroConfig)
 
 
+_FREE_ON_RESUME = ("iterations", "gnugo_level", "gnugo_games", "gnugo_path")
+"""The settings a resumed run may change: its length, and the evaluation against GNU Go (which
+touches nothing of the run's state)."""
+
+
 def _config_differences(a: ZeroConfig, b: ZeroConfig) -> list[str]:
     da, db = a.to_dict(), b.to_dict()
-    return [f"{k}: {da[k]!r} vs {db[k]!r}" for k in da if k != "iterations" and da[k] != db[k]]
+    return [f"{k}: {da[k]!r} vs {db[k]!r}" for k in da if k not in _FREE_ON_RESUME and da[k] != db[k]]
 
 
 def _match_metrics(name: str, result: MatchResult) -> dict:
@@ -604,31 +636,34 @@ def _resign_metrics(config: ZeroConfig, stats: Mapping[str, int], sp) -> dict:
             "no_resign_games": stats["no_resign_games"], "would_resign": would}
 
 
-def _write_sample(path: pathlib.Path, config: ZeroConfig, out: MatchOutput, iteration: int) -> None:
-    moves = [int(a) for a in np.asarray(out.moves[0]) if a >= 0]  # game 0: the network is black
+def _write_sample(path: pathlib.Path, config: ZeroConfig, out: MatchOutput | GnuGoOutput, iteration: int,
+                  opponent: str, result: str | None = None) -> None:
+    """Game 0 of a match (the network is black) as an SGF file; ``result`` default: by the score."""
+    moves = [int(a) for a in np.asarray(out.moves[0]) if a >= 0]
     record = sgf.record_from_moves(
-        config.game.game, moves, result=sgf.result_string(float(out.scores[0])),
-        black_name=f"alphago-jax zero, iteration {iteration}",
-        white_name=f"pure MCTS, {config.baseline_simulations} playouts")
+        config.game.game, moves, result=result or sgf.result_string(float(out.scores[0])),
+        black_name=f"alphago-jax zero, iteration {iteration}", white_name=opponent)
     sgf.save(record, path)  # atomic: a run killed here keeps the previous samples whole
 
 
-def _evaluate(programs: Programs, config: ZeroConfig, state: dict, key, iteration: int, out_dir: pathlib.Path
-              ) -> tuple[dict, dict]:
-    """Matches against random play, pure MCTS and (after the start) the best network.
+def _evaluate(programs: Programs, config: ZeroConfig, state: dict, key, iteration: int, out_dir: pathlib.Path,
+              gnugo: str | None = None, say: Callable[[str], None] = print) -> tuple[dict, dict]:
+    """Matches against random play, pure MCTS, (after the start) the best network and, given
+    its binary ``gnugo`` (``_gnugo_binary``), GNU Go at ``config.gnugo_level``.
 
     Returns ``(metrics row entries, state)``; the state's best network is replaced when the
-    latest one passes the gate.
+    latest one passes the gate. ``say`` reports a failed match against GNU Go.
     """
     variables = state["train"].variables
-    k_random, k_mcts, k_best, _ = programs.split(key)
+    k_random, k_mcts, k_best, k_gnugo = programs.split(key)
     row, results = {}, {}
     for name, k in (("random", k_random), ("mcts", k_mcts)):
         out = to_host(programs.matches[name](variables, None, k))
         results[name] = MatchResult.from_outcomes("zero", name, out.outcomes)
         row.update(_match_metrics(name, results[name]))
         if name == "mcts" and jax.process_index() == 0:
-            _write_sample(out_dir / "sample.sgf", config, out, iteration)
+            _write_sample(out_dir / "sample.sgf", config, out, iteration,
+                          f"pure MCTS, {config.baseline_simulations} playouts")
     if config.gate is not None and iteration > 0:
         out = to_host(programs.matches["best"](variables, state["best"], k_best))
         result = MatchResult.from_outcomes("zero", "best", out.outcomes)
@@ -638,8 +673,45 @@ def _evaluate(programs: Programs, config: ZeroConfig, state: dict, key, iteratio
             best_elo = np.float32(float(state["best_elo"]) + result.elo)
             state = {**state, "best": variables, "best_elo": replicated(best_elo, programs.mesh)}
         row["promoted"] = int(promoted)
+    if gnugo is not None:
+        row.update(_gnugo_metrics(programs, config, variables, k_gnugo, gnugo, iteration, out_dir, say))
     row["best_elo"] = float(state["best_elo"])
     return row, state
+
+
+def _gnugo_binary(config: ZeroConfig, say: Callable[[str], None]) -> str | None:
+    """The GNU Go binary that evaluations play against; None when ``config`` asks for none, or
+    (said once, here: a missing program should not end a long run) when it is missing."""
+    if config.gnugo_level is None or not config.eval_games:
+        return None
+    if config.gnugo_path is not None:
+        found = shutil.which(config.gnugo_path)
+        if found is None:
+            say(f"no evaluation against GNU Go: gnugo_path {config.gnugo_path!r} is not an executable file")
+        return found
+    found = find_gnugo()
+    if found is None:
+        say("no evaluation against GNU Go: it is not installed (apt-get install -y gnugo, or set gnugo_path)")
+    return found
+
+
+def _gnugo_metrics(programs: Programs, config: ZeroConfig, variables, key, gnugo: str, iteration: int,
+                   out_dir: pathlib.Path, say: Callable[[str], None]) -> dict:
+    """The metrics row's entries of a match against GNU Go (``win_gnugo``, ``elo_gnugo`` and their
+    intervals) and its first game as ``sample_gnugo.sgf``. Nothing when GNU Go fails: the run says
+    why and goes on (an external program's failure should not end a long run)."""
+    key = to_host(key)  # on every process: a collective in multi-host runs
+    if jax.process_index() != 0:
+        return {}  # the first process plays GNU Go, and it alone writes the metrics
+    try:
+        out = programs.gnugo(variables, key, games=config.gnugo_games, level=config.gnugo_level, gnugo=gnugo)
+    except GTPError as e:
+        say(f"iteration {iteration}: the games against GNU Go failed and are left out: {e}")
+        return {}
+    how = {"resignation": "R", "illegal move": "F"}.get(out.endings[0])
+    _write_sample(out_dir / "sample_gnugo.sgf", config, out, iteration, f"GNU Go, level {config.gnugo_level}",
+                  result=f"B+{how}" if how else None)  # game 0: the network is black, GNU Go resigned or forfeited
+    return _match_metrics("gnugo", MatchResult.from_outcomes("zero", f"gnugo-{config.gnugo_level}", out.outcomes))
 
 
 def _summary(row: dict, config: ZeroConfig) -> str:
@@ -648,8 +720,11 @@ def _summary(row: dict, config: ZeroConfig) -> str:
             return None
         return f"{label} {row[f'win_{name}']:.0%} [{row[f'win_{name}_low']:.0%}, {row[f'win_{name}_high']:.0%}]"
 
+    gnugo = part("gnugo", f"vs GNU Go({config.gnugo_level})")
+    if gnugo and np.isfinite(row["elo_gnugo"]):  # the external reference: its Elo too
+        gnugo += f" Elo {row['elo_gnugo']:+.0f}"
     parts = [part("random", "vs random"), part("mcts", f"vs MCTS({config.baseline_simulations})"),
-             part("best", "vs best")]
+             part("best", "vs best"), gnugo]
     return ", ".join(p for p in parts if p) + f"; best Elo {row['best_elo']:+.0f}"
 
 
@@ -748,10 +823,11 @@ def train(config: ZeroConfig, out_dir, *, resume: bool = False, progress: bool =
                unit="it", disable=not (progress and lead), dynamic_ncols=True)
     say = log or (lambda text: tqdm.write(text) if lead else None)
     notify = callback or (lambda phase, iteration: None)
+    gnugo = _gnugo_binary(config, say)
 
     def evaluate(iteration, key):
         nonlocal state
-        row, state = _evaluate(programs, config, state, key, iteration, out)
+        row, state = _evaluate(programs, config, state, key, iteration, out, gnugo=gnugo, say=say)
         say(f"iteration {iteration}: {_summary(row, config)}")
         return row
 

@@ -1,0 +1,104 @@
+"""A client for external GTP engines (GNU Go and others) over a pipe.
+
+Commands can be sent one at a time (``send``) or many at once (``send_many``): pipelining a
+batch of commands and then reading all replies avoids one round trip per command, which is
+what makes whole-board legality checks against an external engine fast.
+
+Layer: a leaf that imports nothing of the package (only ``subprocess``), so that both ``play``
+(the GTP players, the arena) and ``train`` (evaluation against GNU Go during training) can use
+it; ``alphago_jax.play.gtp_client`` re-exports it.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+
+GNUGO = "/usr/games/gnugo"
+GNUGO_RULES_ARGS = ("--mode", "gtp", "--chinese-rules", "--positional-superko", "--forbid-suicide")
+
+
+class GTPError(RuntimeError):
+    """An engine answered a command with ``?``, or died."""
+
+
+def find_gnugo() -> str | None:
+    """Path of the GNU Go binary, or None when it is not installed."""
+    return GNUGO if shutil.which(GNUGO) else shutil.which("gnugo")
+
+
+class GTPClient:
+    """A running GTP engine. Use as a context manager, or call ``close``."""
+
+    def __init__(self, command: str | list[str]):
+        argv = shlex.split(command) if isinstance(command, str) else list(command)
+        self.argv = argv
+        try:
+            self._proc = subprocess.Popen(
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                text=True, bufsize=1,
+            )
+        except OSError as e:
+            raise GTPError(f"cannot start GTP engine {argv[0]!r}: {e}") from None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self) -> None:
+        if self._proc.poll() is None:
+            try:
+                self._proc.stdin.write("quit\n")
+                self._proc.stdin.flush()
+                self._proc.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                self._proc.kill()
+
+    def _read_reply(self, command: str) -> str:
+        lines = []
+        while True:
+            line = self._proc.stdout.readline()
+            if line == "":
+                raise GTPError(f"engine {self.argv[0]!r} exited while answering {command!r}")
+            line = line.rstrip("\r\n")
+            if line == "" and lines:
+                break
+            if line or lines:
+                lines.append(line)
+        text = "\n".join(lines)
+        if text.startswith("?"):
+            raise GTPError(f"{command!r} failed: {text[1:].strip()}")
+        if not text.startswith("="):
+            raise GTPError(f"{command!r}: malformed reply {text!r}")
+        return text[1:].strip()
+
+    def send(self, command: str) -> str:
+        """Send one command; return the reply text without ``=``. Raises GTPError on ``?``."""
+        return self.send_many([command])[0]
+
+    def send_many(self, commands: list[str]) -> list[str]:
+        """Send commands in one write, then read their replies in order."""
+        try:
+            self._proc.stdin.write("".join(c + "\n" for c in commands))
+            self._proc.stdin.flush()
+        except OSError as e:
+            raise GTPError(f"engine {self.argv[0]!r} is not running: {e}") from None
+        return [self._read_reply(c) for c in commands]
+
+
+def gnugo_player_args(level: int, size: int, komi: float) -> list[str]:
+    """GNU Go's arguments (after the binary) as an opponent on this project's rules: GTP mode at
+    ``level`` (0 to 10; 10 is the strongest and slowest), ``size`` x ``size``, area scoring with
+    ``komi``, positional superko and suicide forbidden."""
+    return [*GNUGO_RULES_ARGS, "--level", str(int(level)), "--boardsize", str(int(size)), "--komi", f"{komi:g}"]
+
+
+def gnugo_rules_engine(path: str | None = None) -> GTPClient:
+    """GNU Go in GTP mode with area scoring, positional superko and suicide forbidden."""
+    binary = path or find_gnugo()
+    if binary is None:
+        raise GTPError("GNU Go is not installed (apt-get install -y gnugo)")
+    return GTPClient([binary, *GNUGO_RULES_ARGS])

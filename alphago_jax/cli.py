@@ -7,6 +7,8 @@ import pathlib
 import sys
 import time
 
+from alphago_jax import compile_cache
+
 
 def _demo(args) -> int:
     import jax
@@ -169,6 +171,7 @@ def _add_dataset_command(sub) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="alphago-jax", description="AlphaGo, AlphaGo Zero, GRAVE and MCPS as batched JAX functions.")
+    compile_cache.add_options(parser)
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="play a batch of random legal games with the JAX rules")
     demo.add_argument("--size", type=int, default=9, help="board size, 2 to 19 (default 9)")
@@ -234,12 +237,16 @@ def build_parser() -> argparse.ArgumentParser:
     from alphago_jax.train import pipeline_commands  # sl-train, rollout-train, rl-train, value-train
 
     pipeline_commands.add_commands(sub)
+    for command in sub.choices.values():  # the cache options after the subcommand too (alphago-jax gtp --no-compile-cache)
+        compile_cache.add_options(command, default=argparse.SUPPRESS)  # not given there: the main parser's value stays
     return parser
 
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        # Before anything compiles: a compiled search is read back from disk on the next start.
+        compile_cache.configure(args.compile_cache)
         return args.run(args)
     except ValueError as e:  # bad sizes, unknown games: a clear message, no traceback
         print(f"alphago-jax {args.command}: error: {e}", file=sys.stderr)

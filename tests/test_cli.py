@@ -50,6 +50,8 @@ def test_unknown_subcommand_exits_with_usage():
     ("zero_train.py", "| smoke | 5x5 | 1x8 | "),
     ("zero_9x9_accelerator.py", "warm start: {"),
     ("compare_runs.py", "| gumbel | 2 |"),
+    ("bench_first_move.py", ("| `alphago-jax gtp` | warm |", "| `alphago-jax play` | cold |",
+                             "| now: the default network player |")),
 ])
 def test_experiment_smoke_mode(script, row, monkeypatch, capsys, request):
     if script in ("bench_dataset.py", "alphago_pipeline_19x19.py", "zero_9x9_accelerator.py"):

@@ -49,23 +49,64 @@ def snapshot(engine: GTPEngine):
 # --------------------------------------------------------------------------------- transcript
 
 class Counted(RandomPlayer):
-    """Counts ``prepare_timed`` calls."""
+    """Records ``prepare`` calls: True for a timed move, False for one of the player's fixed effort."""
 
-    prepared = 0
+    def __init__(self, seed=0):
+        super().__init__(seed=seed)
+        self.prepared = []
 
-    def prepare_timed(self):
-        super().prepare_timed()
-        self.prepared += 1
+    def prepare(self, seconds=None):
+        super().prepare(seconds)
+        self.prepared.append(seconds is not None)
 
 
-def test_a_timed_game_prepares_the_player_before_its_clock_runs():
+def test_setting_up_a_game_prepares_the_player_before_its_clock_runs():
     player = Counted(seed=0)
     e = GTPEngine(player, size=9)
-    assert e.handle("clear_board") == "=" and player.prepared == 0  # no time limit: nothing to prepare
-    assert e.handle("time_settings 60 10 5") == "=" and player.prepared == 1
-    assert e.handle("boardsize 7") == "=" and player.prepared == 2  # each new game, before its first genmove
-    assert e.handle("time_settings 0 0 0") == "=" and e.handle("clear_board") == "=" and player.prepared == 2
-    assert GTPEngine(Counted(seed=0), size=9, move_time=0.5).player.prepared == 1  # --time: from the start
+    assert player.prepared == []  # the constructor's board: controllers set their own
+    assert e.handle("clear_board") == "=" and player.prepared == [False]  # no time limit: the fixed effort
+    assert e.handle("time_settings 60 10 5") == "=" and player.prepared == [False, True]
+    assert e.handle("boardsize 7") == "=" and player.prepared[2:] == [True]  # each new game, before its first genmove
+    assert e.handle("komi 6.5") == "=" and player.prepared[3:] == [True]
+    assert e.handle("komi 6.5") == "=" and len(player.prepared) == 4  # the same komi: the same game
+    assert e.handle("time_settings 0 0 0") == "=" and e.handle("clear_board") == "=" and player.prepared[4:] == [False] * 2
+    assert e.handle("fixed_handicap 2") == "= C3 E5" and player.prepared[6:] == [False]
+    timed = GTPEngine(Counted(seed=0), size=9, move_time=0.5)
+    assert timed.player.prepared == [] and timed.handle("boardsize 9") == "=" and timed.player.prepared == [True]
+
+
+def test_the_first_genmove_compiles_nothing():
+    """A network player (5x5, 8 simulations: one batch of 8 leaves) is compiled by ``boardsize``:
+    its search's pieces are compiled then (or read from the compilation cache), and the first
+    moves, untimed and then timed, compile nothing more."""
+    import jax
+
+    from alphago_jax.play.players import network_player
+    from alphago_jax.play.registry import untrained_network
+
+    compiled = []
+
+    def listen(event, seconds, **kwargs):
+        if event == "/jax/core/compile/backend_compile_duration":
+            compiled.append(kwargs.get("fun_name"))
+
+    player = network_player(untrained_network(), 8, nodes=40)
+    e = GTPEngine(player, size=9)
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        assert e.handle("boardsize 5") == "=" and e.handle("clear_board") == "="
+        at_setup, compiled[:] = list(compiled), []
+        assert MOVE.fullmatch(e.handle("genmove b")) and e.handle("play w pass") == "="
+        assert MOVE.fullmatch(e.handle("genmove b"))
+        untimed, compiled[:] = list(compiled), []
+        assert e.handle("time_settings 300 0 0") == "="
+        at_timed_setup, compiled[:] = list(compiled), []
+        assert MOVE.fullmatch(e.handle("genmove w")) and MOVE.fullmatch(e.handle("genmove b"))
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+    assert {"jit(_start)", "jit(_simulate)", "jit(_result)", "jit(_advance)"} <= set(at_setup), at_setup
+    assert untimed == [] and compiled == [], (untimed, compiled)
+    assert at_timed_setup  # the timed move's own pieces (its key splits)
 
 
 def test_session_transcript(random_engine, tmp_path):

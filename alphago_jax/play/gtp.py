@@ -26,10 +26,16 @@ captured already looks bad to them), ``fixed_handicap``, ``place_free_handicap``
 Sabaki and Lizzie read it: ``=`` then one line of ``info move ...`` per interval until the next
 input line, then an empty line).
 
-The engine resigns when the player's estimated win rate falls below ``resign_threshold``. In a
-timed game (``time_settings`` with a limit, or ``move_time``) each new game has the player
-compile its timed move at once (``Player.prepare_timed``), so that the first ``genmove``'s
-clock pays for searching, not for compilation.
+The engine resigns when the player's estimated win rate falls below ``resign_threshold``.
+
+Each command that sets up a game (``boardsize``, ``clear_board``, ``komi``, the handicap
+commands, ``loadsgf``) has the player compile the move it will be asked for, timed (after
+``time_settings`` with a limit, or with ``move_time``) or of its fixed effort, before it
+answers (``Player.prepare``): controllers send these before they start a clock, so the first
+``genmove`` costs what the later ones do. The engine's own first board (``size``, ``komi`` of
+the constructor) is not compiled: controllers set their own. A board size and komi compile
+once per process, and once per machine with JAX's persistent compilation cache
+(``alphago_jax.compile_cache``, which the ``alphago-jax`` command turns on).
 """
 
 from __future__ import annotations
@@ -145,7 +151,7 @@ class GTPEngine:
         self.clock = Clock()
         self.komi = float(komi)
         self.quit = False
-        self._new_game(size, self.komi)
+        self._new_game(size, self.komi, prepare=False)
         self.commands: dict[str, Callable[[list[str]], str]] = {
             "protocol_version": lambda a: self._no_args(a) or "2",
             "name": lambda a: self._no_args(a) or self.name,
@@ -261,8 +267,9 @@ class GTPEngine:
 
     # -- game state ------------------------------------------------------------------------
     def _new_game(self, size: int, komi: float, setup=None, first=BLACK, handicap: int = 0,
-                  moves=()) -> None:
-        """Replace the game (the player first: it may refuse the size). Raises ValueError."""
+                  moves=(), prepare: bool = True) -> None:
+        """Replace the game (the player first: it may refuse the size), then compile the move
+        the player will be asked for unless ``prepare`` is False. Raises ValueError."""
         pos = Position(play_game(size, komi), setup, first, handicap)
         for colour, action in moves:
             pos.play(colour, action)
@@ -270,14 +277,19 @@ class GTPEngine:
         for colour, action in moves:
             self.player.play(colour, action)
         self.pos, self.komi = pos, float(komi)
-        self._prepare_timed()
+        if prepare:
+            self._prepare()
 
-    def _prepare_timed(self) -> None:
-        """In a timed game, compile the player's timed move (and the engine's own step of the
-        move) now, before a clock runs for it."""
-        if self.move_time is not None or not self.clock.unlimited:
-            self.player.prepare_timed()
-            self.pos.compile()
+    @property
+    def timed(self) -> bool:
+        """Moves are searched for a time: ``move_time``, or time settings with a limit."""
+        return self.move_time is not None or not self.clock.unlimited
+
+    def _prepare(self) -> None:
+        """Compile the player's next move, timed or of its fixed effort (``Player.prepare``),
+        and the engine's own step of it, now, before a clock runs for it."""
+        self.player.prepare(self.move_time or 1.0 if self.timed else None)  # timed or not is what counts
+        self.pos.compile()
 
     def _restore(self, pos: Position) -> None:
         """Put the engine and the player back on ``pos`` after a failed change."""
@@ -399,7 +411,7 @@ class GTPEngine:
         self._count(args, 3, "time_settings MAIN_TIME BYO_YOMI_TIME BYO_YOMI_STONES")
         main, byo, stones = (self._int(a, w, 0) for a, w in zip(args, ("main time", "byo-yomi time", "stones")))
         self.clock.settings(main, byo, stones)
-        self._prepare_timed()
+        self._prepare()
         return ""
 
     def _time_left(self, args) -> str:

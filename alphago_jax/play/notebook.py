@@ -10,6 +10,9 @@ A move that cannot be played (a typo, an occupied point, superko) is not an erro
 says why and waits for another. The game ends when both players pass in a row (Tromp-Taylor
 area with komi), at the move limit, or when a player resigns.
 
+Creating the game compiles the engine's move (``Player.prepare``), so that the cell of your
+first move waits no longer than the later ones.
+
 In Jupyter and Colab a ``NotebookGame`` shows itself as the drawn board and what just happened
 (``_repr_html_``); ``str(game)`` is the same in text.
 """
@@ -51,6 +54,7 @@ class NotebookGame:
         self.pos = Position(play_game(size, komi))
         self.size = size
         self.player.new_game(size, komi)
+        self.player.prepare(seconds)  # compile the engine's move now: its first answer is as quick as the rest
         self.result: str | None = None
         self.winrate: float | None = None  # the engine's estimate after its last move
         self.message = f"You are {COLOUR_NAMES[self.human]}, {self.player.name} is {COLOUR_NAMES[self.engine]}."

@@ -28,6 +28,7 @@ from __future__ import annotations
 import abc
 import dataclasses
 import functools
+import math
 import time
 from typing import Any, Callable
 
@@ -40,6 +41,7 @@ from alphago_jax.games.history import WithHistory
 from alphago_jax.play.analysis import MoveInfo, tree_analysis
 from alphago_jax.play.position import Position, play_game, prepared
 from alphago_jax.search import SearchConfig, TreeSearch, make_search, network_evaluator, rollout_evaluator, search_for
+from alphago_jax.search.time_control import time_chunk
 
 RESIGN = -1
 """The action of a player that resigns."""
@@ -131,6 +133,25 @@ class Player(abc.ABC):
         """
         raise NotImplementedError(f"player {self.name!r} has no analysis")
 
+    def prepare(self, seconds: float | None = None) -> None:
+        """Compile now what ``genmove(colour, seconds)`` runs in the current game, so that the
+        first move is as fast as the later ones: a move of the player's own fixed effort
+        (``seconds`` None: ``prepare_fixed``) or a timed move (``prepare_timed``).
+
+        Controllers call it once the board size and komi are known (GTP's ``boardsize``,
+        ``komi``, ``clear_board``; the start of a terminal or notebook game), before any clock
+        runs. Changes no state and draws nothing from the player's random stream; cheap once
+        done for a board size and komi.
+        """
+        if seconds is None:
+            self.prepare_fixed()
+        else:
+            self.prepare_timed()
+
+    def prepare_fixed(self) -> None:
+        """Compile now what ``genmove`` without a time budget runs in the current game
+        (``prepare``); players that compile nothing do nothing."""
+
     def prepare_timed(self) -> None:
         """Compile now what ``genmove`` with a time budget runs in the current game (a player
         that compiles its search on first use), so that the first timed move spends its budget
@@ -199,6 +220,12 @@ class BySizePlayer(Player):
     def analyze(self, colour, report, stop, interval=1.0) -> None:
         self.current.analyze(colour, report, stop, interval)
 
+    def prepare(self, seconds: float | None = None) -> None:
+        self.current.prepare(seconds)
+
+    def prepare_fixed(self) -> None:
+        self.current.prepare_fixed()
+
     def prepare_timed(self) -> None:
         self.current.prepare_timed()
 
@@ -246,6 +273,10 @@ class LocalPlayer(Player):
 
     def _play(self, colour: int, action: int) -> None:
         self._require_game().play(colour, action)
+
+    def prepare_fixed(self) -> None:
+        """Compile the position's step (``Player.prepare_fixed``); subclasses add their search."""
+        self._require_game().compile()
 
     def prepare_timed(self) -> None:
         """Compile the position's step (``Player.prepare_timed``); subclasses add their search."""
@@ -372,10 +403,14 @@ class PolicyPlayer(LocalPlayer):
         legal = np.asarray(state.legal)
         return np.where(legal, np.asarray(logits, np.float64)[0], -np.inf), float(np.asarray(value)[0])
 
-    def prepare_timed(self) -> None:
-        """Compile the network's forward pass and the position's step (``Player.prepare_timed``)."""
-        super().prepare_timed()
+    def prepare_fixed(self) -> None:
+        """Compile the network's forward pass and the position's step (``Player.prepare_fixed``)."""
+        super().prepare_fixed()
         self._outputs(self.pos.to_play)
+
+    def prepare_timed(self) -> None:
+        """The same as ``prepare_fixed``: a timed move is the same forward pass."""
+        self.prepare_fixed()
 
     def _decide(self, colour, seconds) -> Decision:
         logits, value = self._outputs(colour)
@@ -395,9 +430,9 @@ class SearchPlayer(LocalPlayer):
     """PUCT search (``search.TreeSearch``) with the tree kept between moves.
 
     Without a time budget a move runs ``config.num_simulations`` simulations on top of the
-    reused subtree; with one it searches in chunks of at most 16 (``search.time_control.TIME_CHUNK``:
-    a move overruns its time by one short chunk at most) until the budget is spent or the tree
-    (``config.tree_capacity`` nodes) is full.
+    reused subtree; with one it searches in chunks of ``chunk`` simulations (``search_for``: a
+    chunk starts only while it is expected to end within the budget) until the budget is spent
+    or the tree (``config.tree_capacity`` nodes) is full.
 
     Args:
       evaluator: ``game -> search.Evaluator`` (e.g. ``search.rollout_evaluator``).
@@ -405,22 +440,31 @@ class SearchPlayer(LocalPlayer):
       config: the search settings (temperature 0 and no root noise for play).
       history: boards the states keep (network planes), 0 for plain Go.
       seed: the search's random seed.
+      chunk: simulations per jitted call of a timed move, a multiple of ``leaf_batch`` and at
+        most ``num_simulations`` (default ``search.time_control.time_chunk(config)``, 16).
+        Longer chunks cost less per simulation (each call dispatches and copies the tree) but
+        leave up to one chunk's time of the budget unused.
     """
 
     can_analyze = True
 
     def __init__(self, evaluator: Callable[[Game], Callable], params: Callable[[int], Any] | None,
-                 config: SearchConfig, *, name: str = "search", history: int = 0, seed: int = 0):
+                 config: SearchConfig, *, name: str = "search", history: int = 0, seed: int = 0,
+                 chunk: int | None = None):
         if config.algorithm != "puct":
             raise ValueError(f"a search player needs algorithm 'puct', got {config.algorithm!r}")
+        chunk = chunk or time_chunk(config)
+        if chunk % config.leaf_batch or chunk > config.num_simulations:
+            raise ValueError(f"chunk must be a multiple of leaf_batch ({config.leaf_batch}) and at most "
+                             f"num_simulations ({config.num_simulations}), got {chunk}")
         super().__init__(name, history)
-        self.config = config
+        self.config, self.chunk = config, chunk
         self._evaluator, self._params_for = evaluator, params
         self._seed = seed
         self._key = jax.random.PRNGKey(seed)
         self.tree = None
         self._tree_at = None  # (moves played, colour to move) of the tree's root
-        self._timed_ready: set[TreeSearch] = set()  # searches whose timed move is compiled
+        self._ready: set[tuple[TreeSearch, bool]] = set()  # (search, timed) whose move is compiled
 
     def _new_game(self, size, komi, setup, first_player, handicap) -> None:
         self._params = self._params_for(size) if self._params_for is not None else None
@@ -446,17 +490,37 @@ class SearchPlayer(LocalPlayer):
     def _keep(self, tree, colour) -> None:
         self.tree, self._tree_at = tree, (len(self.pos.moves), colour)
 
+    def prepare_fixed(self) -> None:
+        """Compile a move of ``config.num_simulations`` simulations (``start``, ``simulate``,
+        ``result``), the tree's advance and the key splits, by searching the current position
+        once on a throwaway tree (``Player.prepare_fixed``). Costs about one move's search."""
+        super().prepare_fixed()
+        self._warm_up(timed=False)
+
     def prepare_timed(self) -> None:
         """Compile a timed move's chunk, its result and the tree's advance, on a throwaway tree
         (``Player.prepare_timed``)."""
         super().prepare_timed()
-        if self.search in self._timed_ready:
+        self._warm_up(timed=True)
+
+    def _warm_up(self, timed: bool) -> None:
+        """Run the search program a move runs (timed: one chunk of ``search_for``; else the
+        fixed effort) on the current position, once per search and kind: the same jitted
+        functions at the same shapes as ``genmove``'s, so that its first call finds them
+        compiled (or read from the persistent compilation cache)."""
+        if (self.search, timed) in self._ready:
             return
         key = jax.random.PRNGKey(0)  # not the player's stream: preparing changes no game
         tree = self.search.init(_batch1(prepared(self.pos.game, self.pos.state, self.pos.to_play)))
-        out, tree, _ = search_for(self.search, self._params, tree, key, 0.0)
+        if timed:
+            out, tree, _ = search_for(self.search, self._params, tree, key, 0.0, self.chunk)
+        else:
+            key, k = jax.random.split(key)  # what ``_next_key`` runs, eagerly
+            tree = self.search.start(self._params, tree, k)
+            tree = self.search.simulate(self._params, tree, k, self.config.num_simulations)
+            out = self.search.result(tree, k)
         jax.block_until_ready(self.search.advance(tree, out.actions))
-        self._timed_ready.add(self.search)
+        self._ready.add((self.search, timed))
 
     def _decide(self, colour, seconds) -> Decision:
         tree = self._root(colour)
@@ -465,7 +529,7 @@ class SearchPlayer(LocalPlayer):
             tree = self.search.simulate(self._params, tree, self._next_key(), self.config.num_simulations)
             out, sims = self.search.result(tree, self._next_key()), self.config.num_simulations
         else:
-            out, tree, sims = search_for(self.search, self._params, tree, self._next_key(), seconds)
+            out, tree, sims = search_for(self.search, self._params, tree, self._next_key(), seconds, self.chunk)
         self._keep(tree, colour)
         return search_decision(out, sims)
 
@@ -497,10 +561,31 @@ class SearchPlayer(LocalPlayer):
         self._keep(tree, colour)
 
 
-def play_search_config(simulations: int, nodes: int | None = None, c_puct: float = 1.25) -> SearchConfig:
+NETWORK_LEAF_BATCH = 8
+"""Leaves a network player evaluates per network call (``SearchConfig.leaf_batch``), by default.
+
+One position at a time leaves a CPU's vector units and threads mostly idle: a batch of 8
+costs little more than one, so a move searched for a time runs about 3.5 times the
+simulations on a 2-core CPU (docs/benchmarks.md, "Simulations per move"); larger batches add
+little there. Virtual loss keeps the 8 descents apart."""
+
+NETWORK_TIME_CHUNK = 64
+"""Simulations per jitted call of a network player's timed move, by default (at most 8 rounds
+of ``leaf_batch`` leaves, at least ``search.time_control.time_chunk``): each call dispatches and
+copies the whole tree, which at 16 simulations costs about a tenth of the search on a CPU."""
+
+NETWORK_NODES_PER_SIMULATION = 32
+"""A network player's tree holds ``32 * sims + 1`` nodes by default (``nodes``). A reused
+subtree may fill all but ``sims`` of them, so a tree of ``8 * sims + 1`` nodes cut timed moves
+of a fast search short (to 200 simulations, against 900 that fit in the second); about 5 kB a
+node on 9x9 (33 MB for 200 simulations)."""
+
+
+def play_search_config(simulations: int, nodes: int | None = None, c_puct: float = 1.25,
+                       leaf_batch: int = 1) -> SearchConfig:
     """Search settings for play: the most visited move, no root noise, room to reuse the tree."""
     return SearchConfig(num_simulations=simulations, temperature=0.0, dirichlet_fraction=0.0, c_puct=c_puct,
-                        tree_capacity=nodes or 8 * simulations + 1)
+                        leaf_batch=leaf_batch, tree_capacity=nodes or 8 * simulations + 1)
 
 
 def mcts_player(simulations: int = 200, *, nodes: int | None = None, c_puct: float = 1.25, seed: int = 0,
@@ -511,8 +596,25 @@ def mcts_player(simulations: int = 200, *, nodes: int | None = None, c_puct: flo
 
 
 def network_player(network: Network, simulations: int = 200, *, nodes: int | None = None, c_puct: float = 1.25,
-                   symmetries: str = "none", seed: int = 0, name: str | None = None) -> SearchPlayer:
-    """A network's policy and value guiding PUCT search (AlphaGo Zero's player)."""
+                   symmetries: str = "none", leaf_batch: int | None = None, chunk: int | None = None, seed: int = 0,
+                   name: str | None = None) -> SearchPlayer:
+    """A network's policy and value guiding PUCT search (AlphaGo Zero's player).
+
+    Args:
+      nodes: the tree's capacity (default ``NETWORK_NODES_PER_SIMULATION * simulations + 1``).
+      leaf_batch: leaves per network call; it must divide ``simulations``. Default: the
+        greatest common divisor of ``NETWORK_LEAF_BATCH`` and ``simulations``.
+      chunk: simulations per call of a timed move (``SearchPlayer``). Default
+        ``NETWORK_TIME_CHUNK`` (at most 8 rounds of ``leaf_batch``, at least
+        ``time_control.time_chunk``, at most ``simulations``).
+    """
+    if leaf_batch is None:
+        leaf_batch = math.gcd(NETWORK_LEAF_BATCH, simulations)
+    config = play_search_config(simulations, nodes or NETWORK_NODES_PER_SIMULATION * simulations + 1, c_puct,
+                                leaf_batch)
+    if chunk is None:
+        rounds = min(NETWORK_TIME_CHUNK, 8 * leaf_batch) // leaf_batch
+        chunk = min(simulations, max(time_chunk(config), rounds * leaf_batch))
     evaluator = network_evaluator(network.apply, network.planes, symmetries)
-    return SearchPlayer(lambda game: evaluator, network.variables, play_search_config(simulations, nodes, c_puct),
+    return SearchPlayer(lambda game: evaluator, network.variables, config, chunk=chunk,
                         name=name or f"{network.name}-search{simulations}", history=network.history, seed=seed)

@@ -7,6 +7,10 @@ and the engine's answer), ``resign``, ``score`` (the Tromp-Taylor count of the b
 ``help`` or ``quit``. The game ends when both players pass in a row (or at the move limit)
 and is scored by Tromp-Taylor area with komi; or when a player resigns.
 
+Before the first turn the engine compiles its move (``Player.prepare``), so that its first
+answer takes as long as the later ones; the ``alphago-jax`` command keeps what it compiles in
+JAX's persistent compilation cache (``alphago_jax.compile_cache``), so later starts are quicker.
+
 ``play_terminal`` takes its input and output streams as arguments, so that a scripted session
 can be tested.
 """
@@ -14,6 +18,7 @@ can be tested.
 from __future__ import annotations
 
 import sys
+import time
 from typing import TextIO
 
 from alphago_jax import sgf
@@ -63,6 +68,13 @@ def play_terminal(player: Player, *, size: int = 9, komi: float = 7.5, human: in
     engine = -human
     pos = Position(play_game(size, komi))
     player.new_game(size, komi)
+    # Compile the engine's move now, before the first turn, and say so: a cold start takes a while.
+    stdout.write(f"Preparing {player.name} for {size}x{size}... ")
+    stdout.flush()
+    t0 = time.perf_counter()
+    player.prepare(seconds)
+    pos.compile()
+    say(f"ready in {time.perf_counter() - t0:.1f} s.")
     say(f"{size}x{size} Go, komi {komi:g}, Tromp-Taylor area scoring. You are {COLOUR_NAMES[human]} "
         f"({'X' if human == BLACK else 'O'}), {player.name} is {COLOUR_NAMES[engine]}. {HELP}")
     result = None

@@ -1,0 +1,164 @@
+"""JAX's persistent compilation cache for the ``alphago-jax`` command.
+
+A player's search (rules, network and tree compiled together) takes 10 to 40 s to compile on a
+2-core CPU, every time a process starts. JAX can keep compiled programs on disk and read them
+back in well under a second; the command turns that on before anything compiles:
+
+    compile_cache.configure()                  # the default place, or $ALPHAGO_JAX_CACHE_DIR
+    compile_cache.configure("/scratch/cache")  # --compile-cache DIR
+    compile_cache.configure(compile_cache.OFF) # --no-compile-cache
+
+Where the cache goes, first rule that applies:
+
+1. the command's ``--compile-cache DIR``, or ``--no-compile-cache`` (off);
+2. a cache JAX was already given, by ``JAX_COMPILATION_CACHE_DIR`` or by the calling Python
+   code: kept as it is, settings and all. That is how a parent process shares its cache with
+   the ``alphago-jax`` processes it starts (the tests: ``tests/children.py``);
+3. ``ALPHAGO_JAX_CACHE_DIR``: a directory, or ``off``;
+4. ``$XDG_CACHE_HOME/alphago_jax``, else ``~/.cache/alphago_jax`` (off where there is no home).
+
+The cache is never put inside the installed package (``ValueError``), and the default never
+in the working directory (a relative ``XDG_CACHE_HOME`` is ignored, as the XDG specification
+says). An explicit relative directory is taken from the working directory, made absolute.
+
+JAX caches only programs that took at least a second to compile, by default; the command
+caches every program (``MIN_COMPILE_SECONDS``): a search is dozens of programs, many of them
+small eager operations, and on a loaded 2-core machine reading one back is cheaper than
+compiling even those.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import pathlib
+import sys
+from typing import Mapping
+
+ENV = "ALPHAGO_JAX_CACHE_DIR"
+"""The environment variable that moves the cache (a directory) or turns it off (``off``)."""
+
+OFF = "off"
+"""The word that turns the cache off, in ``ALPHAGO_JAX_CACHE_DIR`` or ``--compile-cache``."""
+
+JAX_ENV = "JAX_COMPILATION_CACHE_DIR"
+"""JAX's own variable: a cache it names is kept (rule 2)."""
+
+MIN_COMPILE_SECONDS = 0.0
+"""``jax_persistent_cache_min_compile_time_secs`` for the command: cache every program."""
+
+PACKAGE_DIR = pathlib.Path(__file__).resolve().parent
+
+
+@dataclasses.dataclass(frozen=True)
+class CacheChoice:
+    """Where the compilation cache goes, and by which rule.
+
+    Attributes:
+      path: the directory, None when the cache is off.
+      source: ``"flag"``, ``"jax"`` (a cache JAX already had), ``"env"`` (``ALPHAGO_JAX_CACHE_DIR``)
+        or ``"default"``.
+    """
+
+    path: pathlib.Path | None
+    source: str
+
+
+def default_dir(environ: Mapping[str, str] | None = None) -> pathlib.Path | None:
+    """``$XDG_CACHE_HOME/alphago_jax`` (an absolute ``XDG_CACHE_HOME`` only), else
+    ``~/.cache/alphago_jax``; None where the home directory is unknown."""
+    environ = os.environ if environ is None else environ
+    xdg = environ.get("XDG_CACHE_HOME", "")
+    if xdg and os.path.isabs(xdg):
+        return pathlib.Path(xdg) / "alphago_jax"
+    try:
+        home = pathlib.Path(environ["HOME"]) if environ.get("HOME") else pathlib.Path.home()
+    except (KeyError, RuntimeError):  # no HOME and no password entry
+        return None
+    return home / ".cache" / "alphago_jax" if home.is_absolute() else None
+
+
+def _checked(text: str, what: str) -> pathlib.Path:
+    """``text`` as an absolute directory, refused inside the package."""
+    path = pathlib.Path(text).expanduser().resolve()
+    if path == PACKAGE_DIR or PACKAGE_DIR in path.parents:
+        raise ValueError(f"{what} {text!r} is inside the alphago_jax package ({PACKAGE_DIR}); "
+                         f"give a directory outside it")
+    return path
+
+
+def choose(option: str | None = None, environ: Mapping[str, str] | None = None,
+           jax_dir: str | None = None) -> CacheChoice:
+    """Where the cache goes (the module docstring's rules), without changing anything.
+
+    Args:
+      option: ``--compile-cache DIR``, ``OFF`` for ``--no-compile-cache``, None if not given.
+      environ: the environment (default ``os.environ``).
+      jax_dir: the cache directory JAX already has (``jax.config.jax_compilation_cache_dir``).
+
+    Raises:
+      ValueError: for a directory inside the package.
+    """
+    environ = os.environ if environ is None else environ
+    if option is not None:
+        if option.strip().lower() == OFF:
+            return CacheChoice(None, "flag")
+        return CacheChoice(_checked(option, "--compile-cache"), "flag")
+    if jax_dir:
+        return CacheChoice(pathlib.Path(jax_dir), "jax")
+    value = environ.get(ENV, "").strip()
+    if value.lower() == OFF:
+        return CacheChoice(None, "env")
+    if value:
+        return CacheChoice(_checked(value, ENV), "env")
+    return CacheChoice(default_dir(environ), "default")
+
+
+def configure(option: str | None = None, environ: Mapping[str, str] | None = None) -> CacheChoice:
+    """Set JAX's persistent compilation cache for this process, before anything compiles.
+
+    A cache JAX already had (rule 2) is left alone, settings and all. Otherwise the chosen
+    directory is created and set, with ``MIN_COMPILE_SECONDS`` (unless JAX's own
+    ``JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS`` is set); off, JAX's cache is disabled. A
+    directory that cannot be created turns the cache off with a warning on stderr (never
+    stdout: GTP speaks there).
+
+    Returns:
+      The choice made (``path`` None when off).
+
+    Raises:
+      ValueError: for a directory inside the package.
+    """
+    import jax
+
+    environ = os.environ if environ is None else environ
+    choice = choose(option, environ, jax.config.jax_compilation_cache_dir)
+    if choice.source == "jax":
+        return choice
+    if choice.path is not None:
+        try:
+            choice.path.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            print(f"alphago-jax: compilation cache off: cannot create {choice.path}: {e.strerror or e}",
+                  file=sys.stderr)
+            choice = CacheChoice(None, choice.source)
+    if choice.path is None:
+        jax.config.update("jax_enable_compilation_cache", False)
+        return choice
+    jax.config.update("jax_enable_compilation_cache", True)
+    jax.config.update("jax_compilation_cache_dir", str(choice.path))
+    if "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS" not in environ:
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", MIN_COMPILE_SECONDS)
+    # jax_persistent_cache_min_entry_size_bytes stays JAX's default, 0: entries of every size.
+    return choice
+
+
+def add_options(parser, default=None) -> None:
+    """Add ``--compile-cache DIR`` and ``--no-compile-cache`` (one ``compile_cache`` value:
+    the directory, ``OFF``, or ``default``) to an ``argparse`` parser."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--compile-cache", metavar="DIR", default=default,
+                       help=f"keep JAX's compiled programs in DIR (default ${ENV}, else "
+                            f"$XDG_CACHE_HOME/alphago_jax or ~/.cache/alphago_jax; '{OFF}' turns it off)")
+    group.add_argument("--no-compile-cache", dest="compile_cache", action="store_const", const=OFF, default=default,
+                       help=f"compile everything afresh, keep nothing (also {ENV}={OFF})")

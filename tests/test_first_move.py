@@ -1,0 +1,213 @@
+"""A quick first move: the persistent compilation cache's directory rules, the command's cache
+options, players compiled at the start of a game (terminal, notebook), network players' search
+settings for timed moves."""
+
+from __future__ import annotations
+
+import io
+import pathlib
+import subprocess
+import sys
+
+import jax
+import pytest
+
+from alphago_jax import cli, compile_cache
+from alphago_jax.play.notebook import NotebookGame
+from alphago_jax.play.players import (
+    NETWORK_LEAF_BATCH, NETWORK_NODES_PER_SIMULATION, RandomPlayer, SearchPlayer, network_player,
+    play_search_config,
+)
+from alphago_jax.play.registry import untrained_network
+from alphago_jax.play.terminal import play_terminal
+from alphago_jax.search import rollout_evaluator
+
+from children import child_env
+
+PACKAGE = pathlib.Path(compile_cache.__file__).resolve().parent
+
+
+# ---------------------------------------------------------------------- where the cache goes
+
+def test_the_default_is_the_users_cache_directory(tmp_path):
+    home = {"HOME": str(tmp_path)}
+    assert compile_cache.choose(environ=home) == compile_cache.CacheChoice(tmp_path / ".cache" / "alphago_jax",
+                                                                           "default")
+    xdg = {"HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    assert compile_cache.choose(environ=xdg).path == tmp_path / "xdg" / "alphago_jax"
+    # A relative XDG_CACHE_HOME is ignored (XDG): the default never lands in the working directory.
+    relative = {"HOME": str(tmp_path), "XDG_CACHE_HOME": "cache"}
+    assert compile_cache.choose(environ=relative).path == tmp_path / ".cache" / "alphago_jax"
+    assert compile_cache.choose(environ={"HOME": "not/absolute"}).path is None  # off, not somewhere relative
+
+
+def test_the_environment_variable_moves_or_turns_off_the_cache(tmp_path):
+    env = {"HOME": str(tmp_path), compile_cache.ENV: str(tmp_path / "mine")}
+    assert compile_cache.choose(environ=env) == compile_cache.CacheChoice(tmp_path / "mine", "env")
+    for word in ("off", "OFF", " off "):
+        assert compile_cache.choose(environ={compile_cache.ENV: word}) == compile_cache.CacheChoice(None, "env")
+    assert compile_cache.choose(environ={"HOME": str(tmp_path), compile_cache.ENV: ""}).source == "default"
+
+
+def test_the_flag_comes_first_then_a_cache_jax_already_has(tmp_path):
+    env = {"HOME": str(tmp_path), compile_cache.ENV: str(tmp_path / "env")}
+    jax_dir = str(tmp_path / "tests")
+    # The tests hand their cache to child processes in JAX's own variable: it is kept.
+    assert compile_cache.choose(None, env, jax_dir) == compile_cache.CacheChoice(pathlib.Path(jax_dir), "jax")
+    assert compile_cache.choose(str(tmp_path / "flag"), env, jax_dir) == \
+        compile_cache.CacheChoice(tmp_path / "flag", "flag")
+    assert compile_cache.choose(compile_cache.OFF, env, jax_dir) == compile_cache.CacheChoice(None, "flag")
+
+
+def test_a_relative_directory_is_made_absolute(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert compile_cache.choose("here", {}).path == tmp_path.resolve() / "here"
+
+
+@pytest.mark.parametrize("inside", [PACKAGE, PACKAGE / "data" / "cache"])
+def test_never_inside_the_package(inside, tmp_path):
+    with pytest.raises(ValueError, match="inside the alphago_jax package"):
+        compile_cache.choose(str(inside), {})
+    with pytest.raises(ValueError, match="inside the alphago_jax package"):
+        compile_cache.choose(None, {compile_cache.ENV: str(inside)})
+    assert compile_cache.choose(str(PACKAGE.parent / "elsewhere"), {}).path == PACKAGE.parent / "elsewhere"
+
+
+@pytest.fixture
+def jax_cache_settings():
+    """JAX's cache settings as they were (the tests' own cache, conftest.py) after the test."""
+    names = ("jax_compilation_cache_dir", "jax_enable_compilation_cache", "jax_persistent_cache_min_compile_time_secs")
+    saved = {name: getattr(jax.config, name) for name in names}
+    yield
+    for name, value in saved.items():
+        jax.config.update(name, value)
+
+
+def test_configure_sets_jax_or_keeps_what_jax_has(tmp_path, jax_cache_settings):
+    tests_cache = jax.config.jax_compilation_cache_dir
+    assert tests_cache  # conftest.py's
+    env = {"HOME": str(tmp_path), compile_cache.ENV: str(tmp_path / "env")}
+    assert compile_cache.configure(None, env).source == "jax"
+    assert jax.config.jax_compilation_cache_dir == tests_cache  # not overridden
+
+    jax.config.update("jax_compilation_cache_dir", None)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 1.0)
+    choice = compile_cache.configure(None, env)
+    assert choice == compile_cache.CacheChoice(tmp_path / "env", "env") and (tmp_path / "env").is_dir()
+    assert jax.config.jax_compilation_cache_dir == str(tmp_path / "env")
+    assert jax.config.jax_enable_compilation_cache
+    assert jax.config.jax_persistent_cache_min_compile_time_secs == compile_cache.MIN_COMPILE_SECONDS
+
+    assert compile_cache.configure(compile_cache.OFF, env).path is None
+    assert not jax.config.jax_enable_compilation_cache
+
+
+def test_an_unwritable_directory_turns_the_cache_off(tmp_path, jax_cache_settings, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert compile_cache.configure(str(blocker / "cache"), {}).path is None
+    assert not jax.config.jax_enable_compilation_cache
+    assert "compilation cache off" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["demo"], None),
+    (["--no-compile-cache", "demo"], "off"),
+    (["demo", "--no-compile-cache"], "off"),
+    (["--compile-cache", "/a", "demo"], "/a"),
+    (["demo", "--compile-cache", "/b"], "/b"),
+    (["train", "--no-compile-cache"], "off"),
+])
+def test_every_command_takes_the_cache_options(argv, expected):
+    assert cli.build_parser().parse_args(argv).compile_cache == expected
+
+
+def test_the_command_configures_the_cache_before_it_runs(monkeypatch, capsys):
+    seen = []
+    monkeypatch.setattr(compile_cache, "configure", lambda option=None: seen.append(option))
+    assert cli.main(["demo", "--size", "25", "--compile-cache", "/somewhere"]) == 2  # a bad size: fails at once
+    assert seen == ["/somewhere"]
+    with pytest.raises(SystemExit):
+        cli.main(["gtp", "--compile-cache", "/x", "--no-compile-cache"])  # one or the other
+    capsys.readouterr()
+
+
+def test_a_child_command_keeps_the_tests_cache_and_fills_a_flagged_one(tmp_path):
+    """In a child process (tests/children.py's environment): the tests' cache, handed over in
+    JAX_COMPILATION_CACHE_DIR, beats ALPHAGO_JAX_CACHE_DIR; --compile-cache DIR beats both and
+    the command's compiled programs land in DIR."""
+    env = dict(child_env(), **{compile_cache.ENV: str(tmp_path / "ignored")})
+    code = ("import jax; from alphago_jax import compile_cache as c; ch = c.configure(); "
+            "print(ch.source, jax.config.jax_compilation_cache_dir)")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["jax", str(jax.config.jax_compilation_cache_dir)]
+    flagged = tmp_path / "flagged"
+    subprocess.run([sys.executable, "-m", "alphago_jax.cli", "--compile-cache", str(flagged), "demo", "--size", "3",
+                    "--batch", "2"], env=env, capture_output=True, text=True, check=True)
+    assert any(flagged.iterdir()) and not (tmp_path / "ignored").exists()
+
+
+# ---------------------------------------------------------- players compiled at a game's start
+
+class Preparing(RandomPlayer):
+    """Records ``prepare`` calls (their ``seconds``) and the moves asked for after them."""
+
+    def __init__(self):
+        super().__init__(seed=0, name="preparing")
+        self.log = []
+
+    def prepare(self, seconds=None):
+        super().prepare(seconds)
+        self.log.append(("prepare", seconds))
+
+    def genmove(self, colour, seconds=None, **kwargs):
+        self.log.append(("genmove", seconds))
+        return super().genmove(colour, seconds, **kwargs)
+
+
+@pytest.mark.parametrize("seconds", [None, 0.5])
+def test_terminal_play_prepares_the_engine_before_its_first_move(seconds):
+    player, out = Preparing(), io.StringIO()
+    play_terminal(player, size=5, komi=0.5, human=-1, seconds=seconds, stdin=io.StringIO("quit\n"), stdout=out)
+    assert player.log[:2] == [("prepare", seconds), ("genmove", seconds)]
+    assert "Preparing preparing for 5x5... ready in" in out.getvalue()
+
+
+@pytest.mark.parametrize("seconds", [None, 0.5])
+def test_a_notebook_game_prepares_the_engine_when_it_is_made(seconds):
+    player = Preparing()
+    game = NotebookGame(player, size=5, komi=0.5, colour="white", seconds=seconds)
+    assert player.log[:2] == [("prepare", seconds), ("genmove", seconds)] and len(game.pos.moves) == 1
+
+
+# ------------------------------------------------------------ network players' timed search
+
+def test_network_players_gather_leaves_and_keep_room_for_timed_moves():
+    net = untrained_network()
+    p = network_player(net, 200)
+    assert p.config.leaf_batch == NETWORK_LEAF_BATCH == 8
+    assert p.config.capacity == NETWORK_NODES_PER_SIMULATION * 200 + 1 and p.chunk == 64
+    assert network_player(net, 100).config.leaf_batch == 4  # the largest batch that divides sims
+    assert network_player(net, 7).config.leaf_batch == 1
+    assert network_player(net, 16).chunk == 16  # never more than sims
+    one = network_player(net, 200, leaf_batch=1, nodes=401)
+    assert (one.config.leaf_batch, one.chunk, one.config.capacity) == (1, 16, 401)  # the old settings
+    with pytest.raises(ValueError, match="leaf_batch must be a positive divisor"):
+        network_player(net, 200, leaf_batch=16)
+    with pytest.raises(ValueError, match="chunk must be a multiple of leaf_batch"):
+        SearchPlayer(rollout_evaluator, None, play_search_config(32, leaf_batch=8), chunk=12)
+    with pytest.raises(ValueError, match="at most num_simulations"):
+        SearchPlayer(rollout_evaluator, None, play_search_config(32), chunk=64)
+
+
+def test_prepare_leaves_the_game_and_the_random_stream_alone():
+    """``prepare`` of a fixed-effort move: one search on a throwaway tree."""
+    import numpy as np
+
+    player = network_player(untrained_network(), 8, nodes=40)
+    player.new_game(5, 0.5)
+    key = np.asarray(player._key).copy()
+    player.prepare()
+    assert player.pos.moves == [] and player.tree is None
+    np.testing.assert_array_equal(np.asarray(player._key), key)
+    assert (player.search, False) in player._ready

@@ -33,7 +33,7 @@ import dataclasses
 import os
 import pathlib
 import sys
-from typing import Mapping
+from typing import MutableMapping
 
 ENV = "ALPHAGO_JAX_CACHE_DIR"
 """The environment variable that moves the cache (a directory) or turns it off (``off``)."""
@@ -64,7 +64,7 @@ class CacheChoice:
     source: str
 
 
-def default_dir(environ: Mapping[str, str] | None = None) -> pathlib.Path | None:
+def default_dir(environ: MutableMapping[str, str] | None = None) -> pathlib.Path | None:
     """``$XDG_CACHE_HOME/alphago_jax`` (an absolute ``XDG_CACHE_HOME`` only), else
     ``~/.cache/alphago_jax``; None where the home directory is unknown."""
     environ = os.environ if environ is None else environ
@@ -87,13 +87,13 @@ def _checked(text: str, what: str) -> pathlib.Path:
     return path
 
 
-def choose(option: str | None = None, environ: Mapping[str, str] | None = None,
+def choose(option: str | None = None, environ: MutableMapping[str, str] | None = None,
            jax_dir: str | None = None) -> CacheChoice:
     """Where the cache goes (the module docstring's rules), without changing anything.
 
     Args:
       option: ``--compile-cache DIR``, ``OFF`` for ``--no-compile-cache``, None if not given.
-      environ: the environment (default ``os.environ``).
+      environ: the environment (default ``os.environ``); ``configure`` writes its choice there.
       jax_dir: the cache directory JAX already has (``jax.config.jax_compilation_cache_dir``).
 
     Raises:
@@ -114,14 +114,15 @@ def choose(option: str | None = None, environ: Mapping[str, str] | None = None,
     return CacheChoice(default_dir(environ), "default")
 
 
-def configure(option: str | None = None, environ: Mapping[str, str] | None = None) -> CacheChoice:
+def configure(option: str | None = None, environ: MutableMapping[str, str] | None = None) -> CacheChoice:
     """Set JAX's persistent compilation cache for this process, before anything compiles.
 
     A cache JAX already had (rule 2) is left alone, settings and all. Otherwise the chosen
     directory is created and set, with ``MIN_COMPILE_SECONDS`` (unless JAX's own
     ``JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS`` is set); off, JAX's cache is disabled. A
     directory that cannot be created turns the cache off with a warning on stderr (never
-    stdout: GTP speaks there).
+    stdout: GTP speaks there). The choice is also written to ``environ`` in JAX's own
+    variables, so that the processes the command starts (``arena --parallel`` workers) share it.
 
     Returns:
       The choice made (``path`` None when off).
@@ -144,11 +145,14 @@ def configure(option: str | None = None, environ: Mapping[str, str] | None = Non
             choice = CacheChoice(None, choice.source)
     if choice.path is None:
         jax.config.update("jax_enable_compilation_cache", False)
+        environ["JAX_ENABLE_COMPILATION_CACHE"] = "false"
         return choice
     jax.config.update("jax_enable_compilation_cache", True)
     jax.config.update("jax_compilation_cache_dir", str(choice.path))
+    environ[JAX_ENV] = str(choice.path)  # child processes: rule 2
     if "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS" not in environ:
         jax.config.update("jax_persistent_cache_min_compile_time_secs", MIN_COMPILE_SECONDS)
+        environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = str(MIN_COMPILE_SECONDS)
     # jax_persistent_cache_min_entry_size_bytes stays JAX's default, 0: entries of every size.
     return choice
 

@@ -97,9 +97,12 @@ def test_configure_sets_jax_or_keeps_what_jax_has(tmp_path, jax_cache_settings):
     assert jax.config.jax_compilation_cache_dir == str(tmp_path / "env")
     assert jax.config.jax_enable_compilation_cache
     assert jax.config.jax_persistent_cache_min_compile_time_secs == compile_cache.MIN_COMPILE_SECONDS
+    # Handed on to child processes (arena --parallel) in JAX's own variables.
+    assert env[compile_cache.JAX_ENV] == str(tmp_path / "env")
+    assert float(env["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"]) == compile_cache.MIN_COMPILE_SECONDS
 
     assert compile_cache.configure(compile_cache.OFF, env).path is None
-    assert not jax.config.jax_enable_compilation_cache
+    assert not jax.config.jax_enable_compilation_cache and env["JAX_ENABLE_COMPILATION_CACHE"] == "false"
 
 
 def test_an_unwritable_directory_turns_the_cache_off(tmp_path, jax_cache_settings, capsys):

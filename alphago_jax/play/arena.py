@@ -128,8 +128,7 @@ def play_one_game(black: Player, white: Player, size: int = 9, komi: float = 7.5
     black_name, white_name = names or (black.name, white.name)
     for p in (black, white):
         p.new_game(size, komi)
-        if seconds is not None:
-            p.prepare_timed()  # compilation outside the first move's time
+        p.prepare(seconds)  # compilation outside the first move's time
     players = {BLACK: black, WHITE: white}
     for action in opening:
         colour = pos.to_play

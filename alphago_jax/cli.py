@@ -91,7 +91,7 @@ def _zero_config(args, saved=None):
 
 
 def _warm_start(args) -> int:
-    from alphago_jax.nets.saved import load_network, save_network
+    from alphago_jax.nets.saved import load_network, network_config, save_network
     from alphago_jax.train import warm_start, zero
 
     config = _zero_config(args)
@@ -108,8 +108,8 @@ def _warm_start(args) -> int:
             "train_steps": args.steps, "batch": args.batch, "held_out": result.held_out,
             "wall_s": round(time.perf_counter() - t0, 1)}
     out = pathlib.Path(args.out)
-    path = save_network(out / zero.WARM_START_FILE, result.state.variables, blocks=net.blocks, filters=net.filters,
-                        value_hidden=net.value_hidden, board_size=config.board_size, komi=config.komi,
+    path = save_network(out / zero.WARM_START_FILE, result.state.variables, **network_config(net),
+                        board_size=config.board_size, komi=config.komi,
                         info={"chain": [step], "config": config.to_dict()})
     load_network(path)  # read back: the file is usable
     held = result.held_out

@@ -329,6 +329,13 @@ class Go(Game):
     # ----------------------------------------------------------------------------- score
     def area(self, state: GoState) -> jnp.ndarray:
         """int32[2]: Tromp-Taylor area of (black, white): stones plus empty points reaching only that colour."""
+        owner = self.ownership(state)
+        return jnp.stack([jnp.sum(owner == BLACK), jnp.sum(owner == WHITE)]).astype(jnp.int32)
+
+    def ownership(self, state: GoState) -> jnp.ndarray:
+        """int8[N]: each point's Tromp-Taylor owner: +1 (black) for black stones and empty points
+        reaching only black, -1 (white) likewise, 0 for empty points reaching both or neither.
+        ``area`` counts it; KataGo's ownership head learns it."""
         board = state.board
         empty = board == 0
 
@@ -342,9 +349,9 @@ class Go(Game):
             return r
 
         rb, rw = reach(BLACK), reach(WHITE)
-        black = jnp.sum((board == BLACK) | (empty & rb & ~rw))
-        white = jnp.sum((board == WHITE) | (empty & rw & ~rb))
-        return jnp.stack([black, white]).astype(jnp.int32)
+        black = (board == BLACK) | (empty & rb & ~rw)
+        white = (board == WHITE) | (empty & rw & ~rb)
+        return jnp.where(black, BLACK, jnp.where(white, WHITE, 0)).astype(jnp.int8)
 
     def score(self, state: GoState) -> jnp.ndarray:
         """float32[]: black area - white area - komi (Tromp-Taylor)."""

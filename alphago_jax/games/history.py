@@ -145,3 +145,7 @@ class WithHistory(Game):
     def area(self, state: HistoryState) -> jnp.ndarray:
         """int32[2]: the inner game's Tromp-Taylor area of (black, white)."""
         return self.game.area(state.inner)
+
+    def ownership(self, state: HistoryState) -> jnp.ndarray:
+        """int8[N]: the inner game's Tromp-Taylor owner of each point (+1 black, -1 white, 0 neither)."""
+        return self.game.ownership(state.inner)

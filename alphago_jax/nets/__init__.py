@@ -2,7 +2,8 @@
 
 - ``PolicyNet``: AlphaGo's SL/RL policy network, 48 planes -> logits over ``S*S + 1`` actions.
 - ``ValueNet``: AlphaGo's value network, 49 planes -> value in ``[-1, 1]``.
-- ``DualResNet``: AlphaGo Zero's residual network, 17 planes -> (logits, value), batch norm.
+- ``DualResNet``: AlphaGo Zero's residual network, 17 planes -> (logits, value), batch norm;
+  optionally KataGo's ownership and score heads (a ``DualOutput``) and global pooling.
 - ``RolloutPolicy``: AlphaGo's fast rollout policy, a linear softmax over local features of a
   ``GoState`` (not a Flax module: ``init(key)``, ``logits(params, state)``, ``sample``).
 
@@ -22,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from alphago_jax.nets.policy import ConvTrunk, PolicyNet, masked_softmax
-from alphago_jax.nets.resnet import DualResNet, ResidualBlock
+from alphago_jax.nets.resnet import DualOutput, DualResNet, GlobalPoolBlock, ResidualBlock, policy_value, policy_value_apply
 from alphago_jax.nets.rollout import RolloutPolicy
 from alphago_jax.nets.value import ValueNet
 
@@ -43,7 +44,9 @@ def param_count(tree) -> int:
 
 __all__ = [
     "ConvTrunk",
+    "DualOutput",
     "DualResNet",
+    "GlobalPoolBlock",
     "PolicyNet",
     "ResidualBlock",
     "RolloutPolicy",
@@ -51,4 +54,6 @@ __all__ = [
     "init_variables",
     "masked_softmax",
     "param_count",
+    "policy_value",
+    "policy_value_apply",
 ]

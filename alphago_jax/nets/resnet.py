@@ -18,6 +18,19 @@ fully connected layers have biases. Batch norm keeps running statistics in the
     variables = {**variables, **upd}                      # running statistics updated
     logits, v = net.apply(variables, x)                   # train=False: running statistics
 
+KataGo's additions (Wu 2019, "Accelerating Self-Play Learning in Go"), each off by default so that
+the network above, its parameters and its ``(logits, value)`` outputs are unchanged::
+
+    global_pool: every third block, counting back from the last, is a GlobalPoolBlock: its first
+               conv's last G = F // 4 channels are BN, ReLU, pooled over the board (mean and max)
+               and turned by an FC layer into a bias added to the other F - G channels
+    ownership: conv 1x1 1 (with bias), flatten, tanh         -> ownership [B, S*S]
+    score:     FC 1 on the value head's hidden layer, times S  -> score [B]
+
+With ``ownership`` or ``score`` on, the call returns a ``DualOutput`` (logits, value, ownership,
+score; a head that is off gives None) instead of the pair; ``policy_value`` takes the pair out of
+either, and ``policy_value_apply(net)`` is ``net.apply`` returning the pair, for searches and players.
+
 At 19x19 with the defaults the network has 22,827,877 parameters: stem 39,680 (conv 39,168 +
 BN 512), 19 blocks of 1,180,672, policy head 262,242 (conv 512 + BN 4 + FC 722*362 + 362),
 value head 93,187 (conv 256 + BN 2 + FC 361*256 + 256 + FC 257); plus 19,974 running
@@ -27,6 +40,7 @@ statistics in ``batch_stats``. The paper gives the layers, not a parameter count
 from __future__ import annotations
 
 import functools
+from typing import Callable, NamedTuple
 
 import flax.linen as nn
 import jax.numpy as jnp
@@ -57,6 +71,83 @@ class ResidualBlock(nn.Module):
         return nn.relu(x + h)
 
 
+def _board_max(x: jnp.ndarray) -> jnp.ndarray:
+    """``[B, S, S, C]`` -> ``[B, C]``: the maximum over the board, as a gather at the argmax.
+
+    ``jnp.max``'s gradient divides by the number of points equal to the maximum, and under jit
+    XLA may recompute the input in another fusion with other rounding, so that no point equals
+    it: 0 / 0, NaN gradients (seen on CPU in training). A gather has a plain scatter gradient.
+    """
+    flat = x.reshape(x.shape[:-3] + (-1, x.shape[-1]))
+    at = jnp.argmax(flat, axis=-2, keepdims=True)
+    return jnp.take_along_axis(flat, at, axis=-2)[..., 0, :]
+
+
+class GlobalPoolBlock(nn.Module):
+    """A residual block with KataGo's global pooling bias. ``[B, S, S, F]`` -> same.
+
+    conv 3x3 F, split into F - G regular and G pooled channels; the pooled ones: BN, ReLU, mean
+    and max over the board -> float32[B, 2G] -> FC (no bias: a batch norm follows) -> a bias per
+    regular channel, added at every point; then BN, ReLU, conv 3x3 (F - G -> F), BN, add the
+    input, ReLU. The pooled values see the whole board at once, which a stack of 3x3 convolutions
+    needs many blocks to do (whole-board facts: ko threats, who is ahead, big groups' life).
+    KataGo's third pooled value (the mean scaled by the board width) only matters for a net that
+    plays several board sizes, and is left out.
+    """
+
+    filters: int
+    pooled: int
+    bn_momentum: float = 0.9
+    bn_epsilon: float = 1e-5
+    dtype: Dtype = jnp.float32
+
+    @nn.compact
+    def __call__(self, x: jnp.ndarray, train: bool) -> jnp.ndarray:
+        if not 1 <= self.pooled < self.filters:
+            raise ValueError(f"GlobalPoolBlock: pooled channels must be in [1, filters), got {self.pooled} of "
+                             f"{self.filters}")
+        norm = _batch_norm(self, train)
+        h = nn.Conv(self.filters, (3, 3), padding="SAME", use_bias=False, dtype=self.dtype, name="conv0")(x)
+        regular, pooled = h[..., : self.filters - self.pooled], h[..., self.filters - self.pooled:]
+        g = nn.relu(norm(name="bn_pool")(pooled))
+        g = jnp.concatenate([jnp.mean(g, axis=(-3, -2)), _board_max(g)], axis=-1)
+        bias = nn.Dense(self.filters - self.pooled, use_bias=False, dtype=self.dtype, name="pool_fc")(g)
+        h = nn.relu(norm(name="bn0")(regular + bias[..., None, None, :]))
+        h = nn.Conv(self.filters, (3, 3), padding="SAME", use_bias=False, dtype=self.dtype, name="conv1")(h)
+        h = norm(name="bn1")(h)
+        return nn.relu(x + h)
+
+
+class DualOutput(NamedTuple):
+    """``DualResNet``'s outputs when an auxiliary head is on (float32; None for a head that is off).
+
+    Attributes:
+      logits: float32[B, S*S + 1], policy logits (index ``row * S + col``, pass last).
+      value: float32[B], the expected outcome in ``[-1, 1]`` for the player to move.
+      ownership: float32[B, S*S] in ``[-1, 1]``: each point's predicted final owner, +1 the
+        player to move, -1 the opponent (Tromp-Taylor area at the game's end); or None.
+      score: float32[B], the predicted final area score margin in points (area minus the
+        opponent's area, komi included) for the player to move; or None.
+    """
+
+    logits: jnp.ndarray
+    value: jnp.ndarray
+    ownership: jnp.ndarray | None = None
+    score: jnp.ndarray | None = None
+
+
+def policy_value(outputs) -> tuple[jnp.ndarray, jnp.ndarray]:
+    """``(logits, value)`` of ``DualResNet``'s outputs: the plain pair or a ``DualOutput``."""
+    return outputs[0], outputs[1]
+
+
+def policy_value_apply(net: nn.Module) -> Callable:
+    """``(variables, planes) -> (logits, value)``: ``net.apply`` in eval mode with the auxiliary
+    heads' outputs dropped (what ``search.network_evaluator`` and the players take). Under jit
+    the dropped heads are not computed."""
+    return lambda variables, planes: policy_value(net.apply(variables, planes))
+
+
 class DualResNet(nn.Module):
     """AlphaGo Zero's network: residual tower with a policy head and a value head.
 
@@ -70,11 +161,15 @@ class DualResNet(nn.Module):
       bn_epsilon: batch norm epsilon (1e-5).
       dtype: computation dtype (float32 or bfloat16); parameters and running statistics are
         float32, outputs always float32.
+      ownership: KataGo's ownership head (see ``DualOutput``).
+      score: KataGo's score-margin head (see ``DualOutput``).
+      global_pool: KataGo's global pooling bias in every third block, counting back from the last
+        (so a 1-block network has one, a 6-block network two); needs ``filters >= 2``.
 
     Call: ``x`` ``[B, S, S, in_planes]``, ``train`` (use and update batch statistics; needs
     ``mutable=["batch_stats"]``) -> ``(logits float32[B, S*S + 1], value float32[B])``: policy
     logits (index ``row * S + col``, pass last) and the expected outcome in ``[-1, 1]`` for
-    the player to move.
+    the player to move; with ``ownership`` or ``score`` on, a ``DualOutput``.
     """
 
     in_planes: int = 17
@@ -84,18 +179,34 @@ class DualResNet(nn.Module):
     bn_momentum: float = 0.9
     bn_epsilon: float = 1e-5
     dtype: Dtype = jnp.float32
+    ownership: bool = False
+    score: bool = False
+    global_pool: bool = False
+
+    @property
+    def has_aux(self) -> bool:
+        """Whether an auxiliary head is on (the call then returns a ``DualOutput``)."""
+        return self.ownership or self.score
+
+    def pools(self, block: int) -> bool:
+        """Whether residual block ``block`` (0-based) has the global pooling bias."""
+        return self.global_pool and (self.blocks - 1 - block) % 3 == 0
 
     @nn.compact
-    def __call__(self, x: jnp.ndarray, train: bool = False) -> tuple[jnp.ndarray, jnp.ndarray]:
+    def __call__(self, x: jnp.ndarray, train: bool = False):
         size = check_planes(x, self.in_planes, type(self).__name__)
         norm = _batch_norm(self, train)
         x = jnp.asarray(x, self.dtype)
         h = nn.Conv(self.filters, (3, 3), padding="SAME", use_bias=False, dtype=self.dtype, name="stem_conv")(x)
         h = nn.relu(norm(name="stem_bn")(h))
         for i in range(self.blocks):
-            h = ResidualBlock(
-                self.filters, self.bn_momentum, self.bn_epsilon, dtype=self.dtype, name=f"block{i}"
-            )(h, train)
+            if self.pools(i):
+                h = GlobalPoolBlock(self.filters, max(1, self.filters // 4), self.bn_momentum, self.bn_epsilon,
+                                    dtype=self.dtype, name=f"block{i}")(h, train)
+            else:
+                h = ResidualBlock(
+                    self.filters, self.bn_momentum, self.bn_epsilon, dtype=self.dtype, name=f"block{i}"
+                )(h, train)
 
         p = nn.Conv(2, (1, 1), use_bias=False, dtype=self.dtype, name="policy_conv")(h)
         p = nn.relu(norm(name="policy_bn")(p))
@@ -105,9 +216,22 @@ class DualResNet(nn.Module):
         v = nn.Conv(1, (1, 1), use_bias=False, dtype=self.dtype, name="value_conv")(h)
         v = nn.relu(norm(name="value_bn")(v))
         v = v.reshape(v.shape[:-3] + (size * size,))
-        v = nn.relu(nn.Dense(self.value_hidden, dtype=self.dtype, name="value_fc")(v))
-        v = nn.Dense(1, dtype=self.dtype, name="value_out")(v)[..., 0]
-        return logits.astype(jnp.float32), jnp.tanh(v.astype(jnp.float32))
+        hidden = nn.relu(nn.Dense(self.value_hidden, dtype=self.dtype, name="value_fc")(v))
+        v = nn.Dense(1, dtype=self.dtype, name="value_out")(hidden)[..., 0]
+        logits, value = logits.astype(jnp.float32), jnp.tanh(v.astype(jnp.float32))
+        if not self.has_aux:
+            return logits, value
+
+        ownership = score = None
+        if self.ownership:
+            o = nn.Conv(1, (1, 1), dtype=self.dtype, name="ownership_conv")(h)
+            ownership = jnp.tanh(o.reshape(o.shape[:-3] + (size * size,)).astype(jnp.float32))
+        if self.score:
+            # The value head's hidden layer (KataGo's value head feeds its score outputs too). Times
+            # S: margins reach +-S*S points, and a layer's outputs are best kept near +-1.
+            sc = nn.Dense(1, dtype=self.dtype, name="score_out")(hidden)[..., 0]
+            score = sc.astype(jnp.float32) * size
+        return DualOutput(logits, value, ownership, score)
 
 
-__all__ = ["DualResNet", "ResidualBlock"]
+__all__ = ["DualOutput", "DualResNet", "GlobalPoolBlock", "ResidualBlock", "policy_value", "policy_value_apply"]

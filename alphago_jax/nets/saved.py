@@ -4,14 +4,16 @@ of training runs (``alphago-jax export``).
 A file is msgpack (``flax.serialization``) holding a header and the variables::
 
     {"format": "alphago_jax-network", "version": 1, "kind": "dual_resnet",
-     "config": {"blocks", "filters", "value_hidden", "board_size", "komi"},
+     "config": {"blocks", "filters", "value_hidden", "board_size", "komi",
+                "ownership", "score", "global_pool"},
      "info": {...anything JSON-able: the run, iteration, training steps, the command...},
      "variables": <msgpack bytes of {"params", "batch_stats"}>, "crc32": <of those bytes>}
 
-The variables are float32 numpy arrays. Loading checks the header, the checksum and every
-array's shape against the network the header describes, and raises ``ValueError`` naming the
-file for anything that does not fit (a truncated or altered file, another format, another
-network).
+The three switches are ``DualResNet``'s KataGo additions (auxiliary heads, global pooling); a file
+without them (written before they existed) has them off. The variables are float32 numpy arrays.
+Loading checks the header, the checksum and every array's shape against the network the header
+describes (and that there is no array it lacks), and raises ``ValueError`` naming the file for
+anything that does not fit (a truncated or altered file, another format, another network).
 """
 
 from __future__ import annotations
@@ -58,15 +60,29 @@ def _host(tree):
     return jax.tree_util.tree_map(lambda x: np.asarray(x, np.float32), tree)
 
 
+SWITCHES = ("ownership", "score", "global_pool")
+"""``DualResNet``'s boolean fields that a file records (missing: False)."""
+
+
+def network_config(net: DualResNet) -> dict:
+    """The keyword arguments of ``save_network`` that describe ``net``: ``blocks``, ``filters``,
+    ``value_hidden`` and the ``SWITCHES``."""
+    return {"blocks": net.blocks, "filters": net.filters, "value_hidden": net.value_hidden,
+            **{k: bool(getattr(net, k)) for k in SWITCHES}}
+
+
 def save_network(path, variables, *, blocks: int, filters: int, value_hidden: int, board_size: int,
-                 komi: float, info: dict | None = None) -> pathlib.Path:
-    """Write ``variables`` of ``DualResNet(17, blocks, filters, value_hidden)`` to ``path``,
-    atomically (a temporary file renamed into place). Returns the path."""
+                 komi: float, info: dict | None = None, ownership: bool = False, score: bool = False,
+                 global_pool: bool = False) -> pathlib.Path:
+    """Write ``variables`` of ``DualResNet(17, blocks, filters, value_hidden, ownership=...,
+    score=..., global_pool=...)`` to ``path``, atomically (a temporary file renamed into place).
+    Returns the path. ``network_config(net)`` gives the network's keyword arguments."""
     body = serialization.msgpack_serialize(serialization.to_state_dict(_host(variables)))
     record = {
         "format": FORMAT, "version": VERSION, "kind": "dual_resnet",
         "config": {"blocks": int(blocks), "filters": int(filters), "value_hidden": int(value_hidden),
-                   "board_size": int(board_size), "komi": float(komi)},
+                   "board_size": int(board_size), "komi": float(komi), "ownership": bool(ownership),
+                   "score": bool(score), "global_pool": bool(global_pool)},
         "info": dict(info or {}), "variables": body, "crc32": zlib.crc32(body),
     }
     path = pathlib.Path(path)
@@ -102,8 +118,11 @@ def load_network(path) -> SavedNetwork:
         raise bad("its arrays fail their checksum (the file is damaged)")
     try:
         config = record["config"]
+        switches = {k: config.get(k, False) for k in SWITCHES}  # older files: all off
+        if any(not isinstance(v, bool) for v in switches.values()):
+            raise ValueError(f"switches must be true or false, got {switches}")
         net = DualResNet(in_planes=zero_features.NUM_PLANES, blocks=int(config["blocks"]),
-                         filters=int(config["filters"]), value_hidden=int(config["value_hidden"]))
+                         filters=int(config["filters"]), value_hidden=int(config["value_hidden"]), **switches)
         size, komi = int(config["board_size"]), float(config["komi"])
     except (KeyError, TypeError, ValueError) as e:
         raise bad(f"bad network description ({e})") from None
@@ -111,9 +130,14 @@ def load_network(path) -> SavedNetwork:
 
     expected = jax.eval_shape(lambda: init_variables(net, jax.random.PRNGKey(0), size))
     try:
-        variables = serialization.from_state_dict(expected, serialization.msgpack_restore(body))
+        stored = serialization.msgpack_restore(body)
+        variables = serialization.from_state_dict(expected, stored)
     except Exception as e:
         raise bad(f"its arrays do not fit the network it describes ({e})") from None
+    # from_state_dict ignores arrays the network lacks (e.g. a head whose switch is missing).
+    extra = sorted(set(_paths(stored)) - set(_paths(serialization.to_state_dict(expected))))
+    if extra:
+        raise bad(f"it holds arrays the network it describes does not have: {', '.join(extra[:3])}")
     for (where, want), got in zip(jax.tree_util.tree_leaves_with_path(expected), jax.tree_util.tree_leaves(variables)):
         if np.shape(got) != want.shape:
             raise bad(f"array {jax.tree_util.keystr(where)} has shape {np.shape(got)}, the network needs {want.shape}")
@@ -121,4 +145,11 @@ def load_network(path) -> SavedNetwork:
                         info=dict(record.get("info") or {}), path=path)
 
 
-__all__ = ["FORMAT", "VERSION", "SavedNetwork", "load_network", "save_network"]
+def _paths(tree, prefix: str = "") -> list[str]:
+    """The ``/``-joined key paths of the leaves of a nested dict."""
+    if not isinstance(tree, dict):
+        return [prefix]
+    return [p for k, v in tree.items() for p in _paths(v, f"{prefix}/{k}")]
+
+
+__all__ = ["FORMAT", "SWITCHES", "VERSION", "SavedNetwork", "load_network", "network_config", "save_network"]

@@ -224,8 +224,10 @@ def saved_network(saved, name: str) -> Network:
                              f"not {size}x{size}")
         return on_device()
 
-    net = saved.net
-    return Network(apply=lambda v, x: net.apply(v, x), planes=features.zero_planes, variables=variables,
+    from alphago_jax.nets import policy_value_apply
+
+    # The players need the policy and the value only: a network's auxiliary heads are dropped.
+    return Network(apply=policy_value_apply(saved.net), planes=features.zero_planes, variables=variables,
                    history=8, name=name)
 
 

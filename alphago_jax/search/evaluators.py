@@ -102,7 +102,8 @@ def network_evaluator(apply_fn: Callable, planes_fn: Callable, symmetries: str =
     """An evaluator from a network: ``apply_fn(params, planes) -> (logits, value)``.
 
     Args:
-      apply_fn: e.g. ``lambda v, x: net.apply(v, x)`` for ``DualResNet`` (eval mode); planes
+      apply_fn: e.g. ``lambda v, x: net.apply(v, x)`` for ``DualResNet`` (eval mode;
+        ``nets.policy_value_apply(net)`` for one with auxiliary heads); planes
         float32[B, S, S, C] -> (logits float32[B, S*S + 1], value float32[B]).
       planes_fn: one state -> float32[S, S, C] input planes (vmapped here).
       symmetries: ``"none"``; ``"random"``, one random dihedral map per position, the policy

@@ -6,8 +6,9 @@
   (``make_mesh``, ``replicate``, ``shard_batch``).
 
 - ``replay``: ``ReplayBuffer``, a fixed-capacity circular buffer of ``Examples`` (planes,
-  visit policy, outcome) as a pytree, with pure, jit-able ``replay_init``, ``replay_add`` and
-  ``replay_sample``.
+  visit policy, outcome; ``AuxReplayBuffer``: also the final ownership and score margin, the
+  targets of KataGo's auxiliary heads) as a pytree, with pure, jit-able ``replay_init``,
+  ``replay_add`` and ``replay_sample``.
 - ``checkpoint``: ``Checkpointer``, atomic orbax checkpoints of a run's whole state (params,
   optax state, replay buffer, RNG key, step) plus JSON metadata; keeps the last K and raises
   ``CheckpointError`` on corrupted or foreign directories.
@@ -42,9 +43,10 @@ from alphago_jax.train.learner import (
     zero_loss,
 )
 from alphago_jax.train.metrics import RunLogger, plot_metrics, read_metrics
-from alphago_jax.train.replay import Examples, ReplayBuffer, replay_add, replay_init, replay_sample
+from alphago_jax.train.replay import AuxReplayBuffer, Examples, ReplayBuffer, replay_add, replay_init, replay_sample
 
 __all__ = [
+    "AuxReplayBuffer",
     "CheckpointError",
     "Checkpointer",
     "Examples",

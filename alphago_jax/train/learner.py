@@ -25,6 +25,16 @@ A batch has three arrays, as a dict or as any dataclass pytree with these fields
 ``policy`` rows are probability distributions (search visit counts normalised), ``value`` is the
 outcome ``z`` in ``[-1, 1]`` for the player to move in that position.
 
+KataGo's auxiliary heads (Wu 2019; ``nets.DualOutput``): a network with an ownership or score head
+is also fit to the batch's ``ownership`` (int8[B, S*S], the final owner of each point from the
+player to move's view, +1 / -1 / 0) and ``score`` (float32[B], the final score margin in points)
+targets, adding to the loss::
+
+    ownership_weight * mean over points of (o - ownership)^2   +   score_weight * huber(s - score)
+
+(``ownership_loss``, ``score_loss`` in the metrics). The extra targets help the tower learn
+which stones live and who is ahead from every position rather than from one bit per game.
+
 Data parallelism: the step is one ``jax.jit`` program, so it runs unchanged on a batch sharded
 over a 1-D device mesh with replicated parameters (``make_mesh``, ``shard_batch``,
 ``replicate``). XLA's SPMD partitioner then inserts the all-reduces itself: the loss is the mean
@@ -56,6 +66,9 @@ from alphago_jax.features import symmetry
 
 DATA_AXIS = "data"
 """Name of the mesh axis that the batch is split along."""
+
+SCORE_HUBER_DELTA = 1.0
+"""Points: the score term is quadratic in errors within it, linear beyond."""
 
 _KINDS = ("sgd", "adamw")
 _SCHEDULES = ("constant", "piecewise", "cosine")
@@ -263,6 +276,12 @@ def zero_loss(
     l2: float = 0.0,
     l2_mask=None,
     value_weight: float = 1.0,
+    ownership: jnp.ndarray | None = None,
+    target_ownership: jnp.ndarray | None = None,
+    ownership_weight: float = 0.0,
+    score: jnp.ndarray | None = None,
+    target_score: jnp.ndarray | None = None,
+    score_weight: float = 0.0,
 ) -> tuple[jnp.ndarray, dict[str, jnp.ndarray]]:
     """AlphaGo Zero's loss from the network's outputs, averaged over the batch.
 
@@ -276,13 +295,20 @@ def zero_loss(
       l2_mask: optional pytree of bools like ``params`` (``decay_mask``).
       value_weight: weight of the value term (1 in AlphaGo Zero's self-play training; its
         supervised comparison used 0.01).
+      ownership, target_ownership: float32[B, N] predicted ownership in ``[-1, 1]`` and the
+        target (any real dtype, e.g. int8 in {-1, 0, 1}), or None: the ownership term, the
+        squared error averaged over points and batch, weighted by ``ownership_weight``.
+      score, target_score: float32[B] predicted and final score margins in points, or None: the
+        score term, a Huber loss (quadratic within ``SCORE_HUBER_DELTA`` points, linear beyond,
+        so that lopsided games do not dominate), weighted by ``score_weight``.
 
     Returns:
       ``(loss, metrics)``: float32 scalars. ``metrics``: ``loss``, ``policy_loss`` (cross
       entropy ``-pi^T log p``), ``value_loss`` (``(z - v)^2``, unweighted), ``l2`` (the
       penalty added), ``policy_kl`` (cross entropy minus the target's entropy: 0 at a perfect
       fit), ``policy_accuracy`` (argmax of ``p`` equals argmax of ``pi``), ``policy_entropy``
-      (of ``p``), ``value_mean``.
+      (of ``p``), ``value_mean``; ``ownership_loss`` and ``score_loss`` (unweighted) when
+      those terms are given.
     """
     logits = logits.astype(jnp.float32)
     value = value.astype(jnp.float32)
@@ -298,6 +324,15 @@ def zero_loss(
     else:
         penalty = jnp.float32(0)
     loss = policy_loss + value_weight * value_loss + penalty
+    aux = {}
+    if ownership is not None:
+        error = target_ownership.astype(jnp.float32) - ownership.astype(jnp.float32)
+        aux["ownership_loss"] = jnp.mean(jnp.square(error))
+        loss = loss + ownership_weight * aux["ownership_loss"]
+    if score is not None:
+        aux["score_loss"] = jnp.mean(optax.huber_loss(score.astype(jnp.float32), target_score.astype(jnp.float32),
+                                                      delta=SCORE_HUBER_DELTA))
+        loss = loss + score_weight * aux["score_loss"]
 
     log_p = jax.nn.log_softmax(logits)
     # xlogy: 0 * log 0 = 0 for actions the search never visited.
@@ -313,12 +348,17 @@ def zero_loss(
         ),
         "policy_entropy": -jnp.mean(jnp.sum(jnp.exp(log_p) * log_p, axis=-1)),
         "value_mean": jnp.mean(value),
+        **aux,
     }
     return loss, metrics
 
 
 def _field(batch, name: str) -> jnp.ndarray:
     return batch[name] if isinstance(batch, Mapping) else getattr(batch, name)
+
+
+def _optional(batch, name: str) -> jnp.ndarray | None:
+    return batch.get(name) if isinstance(batch, Mapping) else getattr(batch, name, None)
 
 
 def _replace(batch, **fields):
@@ -328,30 +368,55 @@ def _replace(batch, **fields):
 def augment_batch(key: jax.Array, batch):
     """One independent random board symmetry per example (of the 8 dihedral maps).
 
-    ``planes`` [B, S, S, P] and ``policy`` [B, S*S+1] are mapped by the same symmetry; the pass
-    entry of ``policy`` stays last; ``value`` (and any other entry) is unchanged. Returns a
-    batch of the same kind (dict or dataclass), shapes and dtypes.
+    ``planes`` [B, S, S, P], ``policy`` [B, S*S+1] and, where the batch has it, ``ownership``
+    [B, S*S] are mapped by the same symmetry; the pass entry of ``policy`` stays last; ``value``
+    (and any other entry) is unchanged. Returns a batch of the same kind (dict or dataclass),
+    shapes and dtypes.
     """
-    planes, policy, _ = symmetry.augment(key, _field(batch, "planes"), _field(batch, "policy"))
-    return _replace(batch, planes=planes, policy=policy)
+    planes, policy, ks = symmetry.augment(key, _field(batch, "planes"), _field(batch, "policy"))
+    mapped = {"planes": planes, "policy": policy}
+    ownership = _optional(batch, "ownership")
+    if ownership is not None:
+        mapped["ownership"] = symmetry.apply_board(ownership, ks)
+    return _replace(batch, **mapped)
 
 
-def loss_fn(params, batch_stats, batch, net, config: OptimizerConfig, value_weight: float = 1.0):
+def _aux_terms(outputs, batch, ownership_weight: float, score_weight: float) -> dict:
+    """``zero_loss``'s keyword arguments for the auxiliary heads in ``outputs`` (a ``DualOutput``
+    or the plain pair). A head is fit where the batch has its target; a weight > 0 needs both."""
+    terms = {}
+    for name, weight in (("ownership", ownership_weight), ("score", score_weight)):
+        predicted = getattr(outputs, name, None)
+        target = _optional(batch, name)
+        if weight and (predicted is None or target is None):
+            raise ValueError(f"{name}_weight = {weight} needs a network with the {name} head and {name} targets "
+                             f"in the batch (the {'network' if predicted is None else 'batch'} has none)")
+        if predicted is not None and target is not None:
+            terms.update({name: predicted, f"target_{name}": target, f"{name}_weight": weight})
+    return terms
+
+
+def loss_fn(params, batch_stats, batch, net, config: OptimizerConfig, value_weight: float = 1.0,
+            ownership_weight: float = 0.0, score_weight: float = 0.0):
     """Forward pass in training mode and ``zero_loss``: ``(loss, (metrics, new_batch_stats))``.
 
-    The shape ``jax.value_and_grad(loss_fn, has_aux=True)`` expects.
+    The shape ``jax.value_and_grad(loss_fn, has_aux=True)`` expects. The auxiliary heads
+    (``_aux_terms``) are fit with weights ``ownership_weight`` and ``score_weight``: a head whose
+    targets the batch lacks (e.g. a warm start from game records) is left out at weight 0.
     """
-    (logits, value), updates = net.apply(
+    outputs, updates = net.apply(
         {"params": params, "batch_stats": batch_stats}, _field(batch, "planes"), train=True, mutable=["batch_stats"]
     )
+    logits, value = outputs[0], outputs[1]
     loss, metrics = zero_loss(
         logits, value, _field(batch, "policy"), _field(batch, "value"), params=params, l2=config.l2,
         l2_mask=decay_mask(config, params), value_weight=value_weight,
+        **_aux_terms(outputs, batch, ownership_weight, score_weight),
     )
     return loss, (metrics, updates["batch_stats"])
 
 
-@functools.partial(jax.jit, static_argnames=("net", "config", "value_weight"))
+@functools.partial(jax.jit, static_argnames=("net", "config", "value_weight", "ownership_weight", "score_weight"))
 def train_step(
     state: TrainState,
     batch,
@@ -359,6 +424,8 @@ def train_step(
     config: OptimizerConfig,
     key: jax.Array | None = None,
     value_weight: float = 1.0,
+    ownership_weight: float = 0.0,
+    score_weight: float = 0.0,
 ) -> tuple[TrainState, dict[str, jnp.ndarray]]:
     """One gradient step on ``batch`` (jitted; ``net`` and ``config`` are static).
 
@@ -372,6 +439,8 @@ def train_step(
       key: PRNG key for random symmetry augmentation (``augment_batch``); ``None`` trains on
         the batch as given.
       value_weight: weight of the value term of the loss.
+      ownership_weight, score_weight: weights of the auxiliary heads' terms (``loss_fn``); the
+        batch then also has ``ownership`` and ``score`` (see the module docstring).
 
     Returns:
       ``(new_state, metrics)``: the metrics of ``zero_loss`` for the parameters *before* the
@@ -381,7 +450,8 @@ def train_step(
     if key is not None:
         batch = augment_batch(key, batch)
     grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
-    (_, (metrics, batch_stats)), grads = grad_fn(state.params, state.batch_stats, batch, net, config, value_weight)
+    (_, (metrics, batch_stats)), grads = grad_fn(state.params, state.batch_stats, batch, net, config, value_weight,
+                                                 ownership_weight, score_weight)
     updates, opt_state = make_optimizer(config).update(grads, state.opt_state, state.params)
     params = optax.apply_updates(state.params, updates)
     metrics = {
@@ -418,6 +488,7 @@ def shard_batch(batch, mesh: Mesh):
 
 __all__ = [
     "DATA_AXIS",
+    "SCORE_HUBER_DELTA",
     "OptimizerConfig",
     "TrainState",
     "augment_batch",

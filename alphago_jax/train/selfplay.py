@@ -7,7 +7,9 @@ distribution, the player to move and the move played, in fixed-length trajectory
 games, records each position, plays the chosen moves and, for the games that ended, assigns the
 outcome ``z`` to each recorded position from the view of that position's player, appends those
 positions to the replay buffer (``replay_add`` with a ``valid`` mask) and resets the games in
-place (``reset_where``). ``selfplay`` runs it for a number of moves in a ``lax.scan``.
+place (``reset_where``). ``selfplay`` runs it for a number of moves in a ``lax.scan``. Where the
+buffer stores the targets of KataGo's auxiliary heads (``replay.AuxReplayBuffer``), each position
+also gets its game's final Tromp-Taylor ownership and score margin from its player's view.
 
 Two options of self-play, both off by default:
 
@@ -180,17 +182,28 @@ def outcomes_for_players(player: jax.Array, returns: jax.Array) -> jax.Array:
     return jnp.where(player == BLACK, returns[:, :1], returns[:, 1:]).astype(jnp.float32)
 
 
-def flush_finished(buffer: replay.ReplayBuffer, sp: SelfPlay, done: jax.Array, returns: jax.Array
-                   ) -> replay.ReplayBuffer:
+def flush_finished(buffer: replay.ReplayBuffer, sp: SelfPlay, done: jax.Array, returns: jax.Array,
+                   ownership: jax.Array | None = None, score: jax.Array | None = None) -> replay.ReplayBuffer:
     """Append the recorded positions of the games marked in ``done`` (bool[B]), game by game in
     move order, with their outcomes ``returns`` float32[B, 2] from each position's player's view.
-    Only full-search positions (``sp.full``) are written: a fast search's visits are no target."""
+    Only full-search positions (``sp.full``) are written: a fast search's visits are no target.
+
+    A buffer with the auxiliary targets also needs each game's final ``ownership`` int8[B, N]
+    (``game.ownership``: +1 black, -1 white) and ``score`` float32[B] (``game.score``: black's
+    margin); every position gets them from its player's view (times the player, +1 or -1).
+    """
     b, t = sp.player.shape
     valid = done[:, None] & (jnp.arange(t)[None, :] < sp.length[:, None]) & sp.full
+    aux = {}
+    if buffer.ownership is not None:
+        aux["ownership"] = (ownership[:, None, :] * sp.player[:, :, None]).astype(jnp.int8).reshape(b * t, -1)
+    if buffer.score is not None:
+        aux["score"] = (score[:, None] * sp.player).astype(jnp.float32).reshape(b * t)
     examples = replay.Examples(
         planes=sp.planes.reshape((b * t,) + sp.planes.shape[2:]),
         policy=sp.policy.reshape(b * t, -1),
         value=outcomes_for_players(sp.player, returns).reshape(b * t),
+        **aux,
     )
     # Most moves end no game: skip the scatter over all B * T rows then.
     return jax.lax.cond(jnp.any(done), lambda: replay.replay_add(buffer, examples, valid.reshape(-1)),
@@ -255,7 +268,14 @@ def selfplay_move(game: WithHistory, search, params, sp: SelfPlay, buffer: repla
         res, resigned, done, returns = _resign(res, sp.games.to_play, out.root_value, done, returns)
     else:
         resigned = jnp.zeros((batch,), bool)
-    buffer = flush_finished(buffer, sp, done, returns)
+    # The auxiliary targets (only for a buffer that stores them): the area of the final board.
+    # A resigned game's board is not finished, so its targets are the area as it stands.
+    final = {}
+    if buffer.ownership is not None:
+        final["ownership"] = jax.vmap(game.ownership)(after)
+    if buffer.score is not None:
+        final["score"] = jax.vmap(game.score)(after)
+    buffer = flush_finished(buffer, sp, done, returns, **final)
     recorded = jnp.arange(sp.full.shape[1])[None, :] < sp.length[:, None]
     stats = {
         "games": done.astype(jnp.int32),

@@ -27,6 +27,7 @@ import numpy as np
 
 from alphago_jax import features, games, sgf
 from alphago_jax.games.history import WithHistory
+from alphago_jax.nets import policy_value_apply
 from alphago_jax.train import learner, replay
 from alphago_jax.train.dataset import winner_of
 from alphago_jax.train.learner import OptimizerConfig, TrainState
@@ -214,7 +215,7 @@ def train_supervised(data: RecordExamples, net, *, steps: int, batch: int = 256,
 def evaluate_examples(net, variables, examples: replay.Examples, batch: int = 1024) -> dict:
     """``{"policy_accuracy", "value_loss", "positions"}`` of ``variables`` on ``examples``
     (the recorded move as the network's top move; squared error of the value)."""
-    apply = jax.jit(lambda v, x: net.apply(v, x))
+    apply = jax.jit(policy_value_apply(net))  # a network's auxiliary heads have no targets here
     hits, sq, n = 0.0, 0.0, examples.value.shape[0]
     for lo in range(0, n, batch):
         logits, value = apply(variables, jnp.asarray(examples.planes[lo:lo + batch]))

@@ -92,7 +92,7 @@ DISTRIBUTED_ENV = "ALPHAGO_JAX_DISTRIBUTED"
 """Environment variable: set to 1 to call ``jax.distributed.initialize()`` (multi-host runs)."""
 
 PLOT_PANELS = (
-    ("loss", "policy_loss", "value_loss"),
+    ("loss", "policy_loss", "value_loss", "ownership_loss"),
     ("win_random", "win_mcts", "win_best", "win_gnugo"),
     ("elo_random", "elo_mcts", "best_elo", "elo_gnugo"),
 )
@@ -115,7 +115,13 @@ class ZeroConfig:
     learn to end games early: white, seeing every move as lost, passes, and black passes to
     win on area (the 9x9 run in docs/results.md fell into that).
 
-    Network: ``DualResNet(blocks, filters, value_hidden)`` on AlphaGo Zero's 17 planes.
+    Network: ``DualResNet(blocks, filters, value_hidden)`` on AlphaGo Zero's 17 planes. KataGo's
+    additions (Wu 2019), all off by default: ``ownership_weight > 0`` adds the ownership head and
+    its loss term with that weight (targets: each point's final Tromp-Taylor owner from the player
+    to move's view; KataGo uses about 1.5), ``score_weight > 0`` the score-margin head (a Huber
+    loss in points; its errors are points, not at most 2 as the value's, so keep the weight
+    small, e.g. 0.02), ``global_pool`` the global pooling bias in the residual tower. The replay
+    buffer stores the heads' targets only when they are on.
 
     Self-play: ``selfplay_batch`` games in flight, ``selfplay_moves`` moves of each per iteration,
     ``num_simulations`` simulations per move. ``search``: ``"puct"`` (AlphaGo Zero: PUCT with
@@ -176,6 +182,9 @@ class ZeroConfig:
     blocks: int = 2
     filters: int = 32
     value_hidden: int = 32
+    ownership_weight: float = 0.0
+    score_weight: float = 0.0
+    global_pool: bool = False
     num_simulations: int = 16
     search: str = "puct"
     gumbel_considered: int = 16
@@ -243,6 +252,14 @@ class ZeroConfig:
             if not ok or not (0 < x <= 1 if low_open else 0 <= x <= 1):
                 bad(name, f"must be a number in {'(0' if low_open else '[0'}, 1]" + (" or None" if allow_none else ""))
 
+        for name in ("ownership_weight", "score_weight"):
+            x = getattr(self, name)
+            if not isinstance(x, (int, float, np.integer, np.floating)) or isinstance(x, bool) or not 0 <= x < np.inf:
+                bad(name, "must be a finite number >= 0 (0: no head)")
+        if not isinstance(self.global_pool, bool):
+            bad("global_pool", "must be true or false")
+        if self.global_pool and self.filters < 2:
+            bad("filters", "must be at least 2 with global_pool (some channels pool, the others get the bias)")
         fraction("full_search_fraction", low_open=True)
         if self.fast_simulations is not None:
             integer("fast_simulations", 1)
@@ -288,7 +305,8 @@ class ZeroConfig:
     @property
     def net(self) -> nets.DualResNet:
         return nets.DualResNet(in_planes=features.zero.NUM_PLANES, blocks=self.blocks, filters=self.filters,
-                               value_hidden=self.value_hidden)
+                               value_hidden=self.value_hidden, ownership=self.ownership_weight > 0,
+                               score=self.score_weight > 0, global_pool=self.global_pool)
 
     @property
     def selfplay_search(self) -> SearchConfig:
@@ -480,16 +498,19 @@ def build(config: ZeroConfig, mesh=None) -> Programs:
         return jax.shard_map(jax.vmap(f, in_axes=in_axes), mesh=mesh, in_specs=in_specs, out_specs=split_spec,
                              check_vma=False)
 
-    evaluator = network_evaluator(lambda v, x: net.apply(v, x), features.zero_planes, symmetries=config.symmetries)
+    evaluator = network_evaluator(nets.policy_value_apply(net), features.zero_planes, symmetries=config.symmetries)
     sp_search = make_search(game, evaluator, config.selfplay_search)
 
     def init(key):
         k_net, k_run = jax.random.split(key)
         variables = nets.init_variables(net, k_net, size=config.board_size)
         train_state = learner.init_train_state(variables, opt)
+        points = config.board_size * config.board_size
         example = replay.Examples(
             planes=jnp.zeros((config.board_size, config.board_size, features.zero.NUM_PLANES), jnp.uint8),
-            policy=jnp.zeros((game.num_actions,), jnp.float32), value=jnp.float32(0))
+            policy=jnp.zeros((game.num_actions,), jnp.float32), value=jnp.float32(0),
+            ownership=jnp.zeros((points,), jnp.int8) if net.ownership else None,  # the heads' targets
+            score=jnp.float32(0) if net.score else None)
         return {
             "train": train_state,
             "replay": _per_worker(replay.replay_init(config.replay_capacity // w, example), w),
@@ -530,7 +551,8 @@ def build(config: ZeroConfig, mesh=None) -> Programs:
         batch = jax.vmap(lambda b, k: replay.replay_sample(b, k, per))(buffer, jax.random.split(k_sample, w))
         batch = jax.tree_util.tree_map(lambda x: x.reshape((w * per,) + x.shape[2:]), batch)
         batch = jax.lax.with_sharding_constraint(batch, split)
-        return learner.train_step(train_state, batch, net, opt, key=k_augment)
+        return learner.train_step(train_state, batch, net, opt, key=k_augment,
+                                  ownership_weight=config.ownership_weight, score_weight=config.score_weight)
 
     pairs = config.eval_games // 2 // w
     net_mover = search_mover(make_search(game, evaluator, config.eval_search))
@@ -965,7 +987,9 @@ def init_network(source, config: ZeroConfig):
 
     ``source``: a network file (``export_network``, ``save_network``), a training run's directory
     (its latest network), or a warm-start directory (holding ``WARM_START_FILE``). Returns a
-    ``nets.saved.SavedNetwork``.
+    ``nets.saved.SavedNetwork`` of ``config.net``: auxiliary heads the run has and the source
+    lacks (e.g. the shipped network, a warm start) start freshly initialised; heads the source
+    has and the run lacks are dropped.
 
     Raises:
       ValueError: naming ``source``: nothing usable there, or a network of another shape or
@@ -985,11 +1009,23 @@ def init_network(source, config: ZeroConfig):
                          "directory")
     want, got = config.net, saved.net
     shape = ("blocks", "filters", "value_hidden")
-    if any(getattr(want, k) != getattr(got, k) for k in shape) or saved.board_size != config.board_size:
-        described = lambda n, size: ", ".join(f"{k}={getattr(n, k)}" for k in shape) + f", board {size}"  # noqa: E731
+    if (any(getattr(want, k) != getattr(got, k) for k in shape + ("global_pool",))
+            or saved.board_size != config.board_size):
+        def described(n, size):
+            sizes = ", ".join(f"{k}={getattr(n, k)}" for k in shape)
+            return sizes + (", global pooling" if n.global_pool else "") + f", board {size}"
+
         raise ValueError(f"--init {source}: its network ({described(got, saved.board_size)}) does not fit this "
                          f"run's ({described(want, config.board_size)}); set the run's sizes to match")
-    return saved
+    if (want.ownership, want.score) == (got.ownership, got.score):
+        return saved
+    fresh = jax.jit(nets.init_variables, static_argnums=(0, 2))(want, jax.random.PRNGKey(config.seed),
+                                                                 config.board_size)
+    fresh = jax.tree_util.tree_map(np.asarray, fresh)
+    # The heads are top-level modules: every other module's arrays come from the source.
+    variables = {col: {name: saved.variables[col].get(name, module) for name, module in fresh[col].items()}
+                 for col in fresh}
+    return dataclasses.replace(saved, net=want, variables=variables)
 
 
 def network_chain(saved) -> list[dict]:
@@ -1007,12 +1043,11 @@ def export_network(out_dir, path, *, iteration: int | None = None, which: str = 
     """Write the network of a run's checkpoint (``network_of_run``) to one file
     (``nets.saved.save_network``), for the players; ``info`` is added to the file's description
     (which already names the run, the iteration, the training steps and the configuration)."""
-    from alphago_jax.nets.saved import save_network
+    from alphago_jax.nets.saved import network_config, save_network
 
     saved = network_of_run(out_dir, iteration=iteration, which=which)
-    net = saved.net
-    return save_network(path, saved.variables, blocks=net.blocks, filters=net.filters, value_hidden=net.value_hidden,
-                        board_size=saved.board_size, komi=saved.komi, info={**saved.info, **dict(info or {})})
+    return save_network(path, saved.variables, **network_config(saved.net), board_size=saved.board_size,
+                        komi=saved.komi, info={**saved.info, **dict(info or {})})
 
 
 def plot_run(out_dir) -> pathlib.Path:

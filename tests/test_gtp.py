@@ -106,7 +106,9 @@ def test_the_first_genmove_compiles_nothing():
         jax.monitoring.unregister_event_duration_listener(listen)
     assert {"jit(_start)", "jit(_simulate)", "jit(_result)", "jit(_advance)"} <= set(at_setup), at_setup
     assert untimed == [] and compiled == [], (untimed, compiled)
-    assert at_timed_setup  # the timed move's own pieces (its key splits)
+    # ``time_settings`` compiles the timed move's own small pieces (its key splits) unless the
+    # persistent cache already holds them, so ``at_timed_setup`` may be empty; the moves compile nothing.
+    del at_timed_setup
 
 
 def test_session_transcript(random_engine, tmp_path):

@@ -96,7 +96,7 @@ def _warm_start(args) -> int:
 
     config = _zero_config(args)
     t0 = time.perf_counter()
-    data = warm_start.record_examples(warm_start.record_files(args.records), size=config.board_size,
+    data = warm_start.record_examples([args.records], size=config.board_size,
                                       komi=config.komi)
     print(f"{data.games} records ({data.skipped} skipped{': ' + data.reasons[0] if data.reasons else ''}), "
           f"{data.examples.value.shape[0]:,} positions")
@@ -209,7 +209,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Fit the dual network of a preset (and --set sizes) to SGF game records: the policy to "
                     "each recorded move, the value to the result. Writes OUT/network.msgpack; start a run "
                     "from it with `alphago-jax train --init OUT` and the same sizes.")
-    warm.add_argument("--records", required=True, help="folder of SGF records (searched recursively)")
+    warm.add_argument("--records", required=True,
+                      help="SGF records: a folder (searched recursively), an .sgf file or an archive")
     warm.add_argument("--out", required=True, help="output directory")
     warm.add_argument("--preset", default=None, help="the network sizes and board of this preset (default tiny)")
     warm.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="as for train")

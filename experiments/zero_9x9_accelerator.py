@@ -31,7 +31,7 @@ import time
 import jax
 import numpy as np
 
-from alphago_jax.nets.saved import load_network, save_network
+from alphago_jax.nets.saved import load_network, network_config, save_network
 from alphago_jax.train import learner, warm_start, zero
 from alphago_jax.train.learner import OptimizerConfig
 from alphago_jax.train.metrics import RunLogger
@@ -62,8 +62,8 @@ SMOKE = dataclasses.replace(
 
 
 def _save(path, variables, config: zero.ZeroConfig, info: dict) -> pathlib.Path:
-    return save_network(path, variables, blocks=config.blocks, filters=config.filters,
-                        value_hidden=config.value_hidden, board_size=config.board_size, komi=config.komi, info=info)
+    return save_network(path, variables, **network_config(config.net), board_size=config.board_size,
+                        komi=config.komi, info=info)
 
 
 def main(argv=None) -> None:
@@ -97,10 +97,8 @@ def main(argv=None) -> None:
         chain = list(saved.info.get("chain", [])) + chain
     elif args.records != "none" and args.warm_steps > 0:
         t0 = time.perf_counter()
-        files = warm_start.record_files(args.records)
-        if args.smoke:
-            files = files[:16]
-        data = warm_start.record_examples(files, size=config.board_size, komi=config.komi)
+        data = warm_start.record_examples([args.records], size=config.board_size, komi=config.komi,
+                                          max_records=16 if args.smoke else None)
         t_read = time.perf_counter() - t0
         result = warm_start.train_supervised(data, net, steps=args.warm_steps, batch=256 if not args.smoke else 16,
                                              progress=False)

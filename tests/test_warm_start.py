@@ -54,7 +54,7 @@ def records(tmp_path_factory):
 
 def test_positions_planes_moves_and_results(records):
     folder, actions, results = records
-    data = warm_start.record_examples(warm_start.record_files(folder), size=SIZE, komi=0.5, batch=4)
+    data = warm_start.record_examples([folder], size=SIZE, komi=0.5, batch=4)
     assert data.games == 6 and data.skipped == 2
     assert any("other-size.sgf: board size 7" in r for r in data.reasons)
     assert any("broken.sgf" in r for r in data.reasons)
@@ -77,7 +77,7 @@ def test_positions_planes_moves_and_results(records):
 
 def test_a_tiny_network_learns_the_moves(records):
     folder, _, _ = records
-    data = warm_start.record_examples(warm_start.record_files(folder), size=SIZE, komi=0.5)
+    data = warm_start.record_examples([folder], size=SIZE, komi=0.5)
     net = nets.DualResNet(blocks=1, filters=8, value_hidden=8)
     result = warm_start.train_supervised(data, net, steps=60, batch=32, held_out=0.0, progress=False)
     assert result.held_out == {} and result.metrics["policy_loss"].shape == (60,)
@@ -94,7 +94,7 @@ def test_a_tiny_network_learns_the_moves(records):
 
 def test_no_usable_records_is_an_error(tmp_path):
     with pytest.raises(ValueError, match="no .sgf files"):
-        warm_start.record_files(tmp_path)
+        warm_start.record_examples([tmp_path], size=5)
     sgf.save(sgf.record_from_moves(games.make("go", size=7), [3]), tmp_path / "a.sgf")
     with pytest.raises(ValueError, match="no usable 5x5 game records.*board size 7"):
         warm_start.record_examples([tmp_path / "a.sgf"], size=5)

@@ -220,9 +220,6 @@ class BySizePlayer(Player):
     def analyze(self, colour, report, stop, interval=1.0) -> None:
         self.current.analyze(colour, report, stop, interval)
 
-    def prepare(self, seconds: float | None = None) -> None:
-        self.current.prepare(seconds)
-
     def prepare_fixed(self) -> None:
         self.current.prepare_fixed()
 

@@ -6,11 +6,12 @@ move: +1 won, -1 lost, 0 a draw or no result). ``record_examples`` replays the r
 through the JAX rules in one batched ``lax.scan`` and returns AlphaGo Zero's 17 planes of every
 position; ``train_supervised`` fits a ``DualResNet`` to them with random symmetries::
 
-    data = record_examples(sorted(pathlib.Path("games").glob("*.sgf")), size=9, komi=7.5)
+    data = record_examples(["games/", "more.zip"], size=9, komi=7.5)
     result = train_supervised(data, net, steps=4000, batch=256, optimizer=OptimizerConfig())
-    save_network(path, result.variables, ...)          # then `alphago-jax train --init path`
+    save_network(path, result.state.variables, ...)    # then `alphago-jax train --init path`
 
-Records are read with ``sgf.load``; a record with setup stones, another board size or a move
+Records come from folders, SGF files and archives as ``alphago-jax dataset build`` reads them
+(``dataset.iter_records``) and are parsed with ``sgf.load``; a record with setup stones, another board size or a move
 the rules reject is skipped (counted in ``RecordExamples.skipped``, with the reason of the
 first few). Data flows records -> ``replay.Examples`` -> ``TrainState``: nothing here knows
 about self-play.
@@ -18,7 +19,6 @@ about self-play.
 
 from __future__ import annotations
 
-import pathlib
 from typing import Callable, Iterable, NamedTuple
 
 import jax
@@ -29,7 +29,8 @@ from alphago_jax import features, games, sgf
 from alphago_jax.games.history import WithHistory
 from alphago_jax.nets import policy_value_apply
 from alphago_jax.train import learner, replay
-from alphago_jax.train.dataset import winner_of
+from alphago_jax.games.base import BLACK, WHITE
+from alphago_jax.train.dataset import iter_records, winner_of
 from alphago_jax.train.learner import OptimizerConfig, TrainState
 
 
@@ -57,43 +58,55 @@ def _moves_of(record: sgf.GameRecord, size: int) -> list[int] | str:
         return f"board size {record.size}, not {size}"
     if record.black_setup or record.white_setup:
         return "setup stones"
-    colours = [c for c, _ in record.moves]
-    if any(c != (1 if i % 2 == 0 else -1) * record.first_player for i, c in enumerate(colours)) or record.first_player != 1:
+    if [c for c, _ in record.moves] != [WHITE if i % 2 else BLACK for i in range(len(record.moves))]:
         return "the colours do not alternate from black"
     return [a for _, a in record.moves]
 
 
-def record_examples(paths: Iterable, *, size: int = 9, komi: float = 7.5, batch: int = 256) -> RecordExamples:
-    """Every position (before each recorded move) of the SGF files ``paths``.
+def record_examples(sources: Iterable, *, size: int = 9, komi: float = 7.5, batch: int = 256,
+                    max_records: int | None = None) -> RecordExamples:
+    """Every position (before each recorded move) of the SGF records in ``sources``.
 
     Args:
-      paths: SGF files (paths or bytes).
+      sources: folders (searched recursively), SGF files and archives (``dataset.iter_records``).
       size, komi: the game the planes are made for (komi does not enter the planes).
       batch: records replayed together in one compiled scan.
+      max_records: read at most this many records (None: all).
+
+    Raises:
+      ValueError: ``sources`` hold no SGF file, or no record that can be used (the first
+        reasons named).
     """
     game = WithHistory(games.make("go", size=size, komi=komi), boards=8)
-    actions, results, reasons, skipped = [], [], [], 0
-    for path in paths:
-        try:
-            record = sgf.load(path)
-            moves = _moves_of(record, size)
-        except (sgf.SGFError, ValueError) as e:
-            moves = str(e)
+    actions, results, reasons, skipped, read = [], [], [], 0, 0
+    for name, data, unreadable in iter_records(sources):
+        if max_records is not None and read >= max_records:
+            break
+        read += 1
+        moves = unreadable
+        if unreadable is None:
+            try:
+                record = sgf.load(data)
+                moves = _moves_of(record, size)
+            except (sgf.SGFError, ValueError) as e:
+                moves = str(e)
         if isinstance(moves, str):
             skipped += 1
             if len(reasons) < 5:
-                reasons.append(f"{path}: {moves}")
+                reasons.append(f"{name}: {moves}")
             continue
         actions.append(moves)
         results.append(winner_of(record.result))
+    if not read:
+        raise ValueError(f"{', '.join(map(str, sources))}: no .sgf files")
     if not actions:
-        raise ValueError(f"no usable {size}x{size} game records" + (f" ({'; '.join(reasons)})" if reasons else ""))
+        raise ValueError(f"no usable {size}x{size} game records ({'; '.join(reasons)})")
     length = max(len(m) for m in actions)
     padded = np.full((len(actions), length), -1, np.int32)
     for i, m in enumerate(actions):
         padded[i, :len(m)] = m
     replay_fn = _replayer(game)
-    planes, policy, value, valid, kept_games = [], [], [], [], []
+    planes, policy, value, kept_games = [], [], [], []
     for lo in range(0, len(actions), batch):
         chunk = padded[lo:lo + batch]
         n = len(chunk)
@@ -225,13 +238,5 @@ def evaluate_examples(net, variables, examples: replay.Examples, batch: int = 10
     return {"policy_accuracy": hits / max(n, 1), "value_loss": sq / max(n, 1), "positions": int(n)}
 
 
-def record_files(directory) -> list[pathlib.Path]:
-    """The ``*.sgf`` files under ``directory``, sorted; ValueError naming it when there are none."""
-    files = sorted(pathlib.Path(directory).rglob("*.sgf"))
-    if not files:
-        raise ValueError(f"{directory}: no .sgf files")
-    return files
-
-
-__all__ = ["RecordExamples", "SupervisedResult", "evaluate_examples", "record_examples", "record_files",
+__all__ = ["RecordExamples", "SupervisedResult", "evaluate_examples", "record_examples",
            "split_games", "train_supervised"]

@@ -56,6 +56,7 @@ class GTPClient:
                 self._proc.wait(timeout=5)
             except (OSError, subprocess.TimeoutExpired):
                 self._proc.kill()
+                self._proc.wait()  # reap it: a closed client holds no process, not even a zombie
 
     def _read_reply(self, command: str) -> str:
         lines = []

@@ -2,7 +2,10 @@
 
 Data flows one way, and nothing lower imports anything higher:
 ``games`` (rules) -> ``features`` (network inputs) -> ``nets`` (Flax networks) -> ``search``
-(mctx PUCT / Gumbel) -> training and play. ``sgf`` reads and writes game records.
+(PUCT, mctx, GRAVE and MCPS) -> ``train`` (the shared training machinery) -> the training
+pipelines, ``alphago`` (AlphaGo 2016) beside AlphaGo Zero (``train.zero``) -> ``play``
+(players, GTP, arena) -> ``cli``. ``sgf`` reads and writes game records.
+``tests/test_imports.py`` holds the order.
 """
 
 from alphago_jax import features, games, nets, search, sgf

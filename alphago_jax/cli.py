@@ -44,6 +44,7 @@ def _demo(args) -> int:
 
 
 def _train(args) -> int:
+    started = time.perf_counter()
     from alphago_jax.train import zero
 
     # Before anything touches JAX: multi-host runs start the distributed runtime first.
@@ -57,11 +58,12 @@ def _train(args) -> int:
           f"{config.selfplay_batch} games x {config.selfplay_moves} moves of self-play and {config.train_steps} "
           f"training steps each, on {jax.device_count()} {jax.devices()[0].platform.upper()} device(s); "
           f"writing to {args.out}" + (" (resuming)" if saved is not None else ""))
-    t0 = time.perf_counter()
+    # The time limit counts from the start of the command: starting JAX and reading the settings are inside it.
+    time_limit = None if args.time_limit is None else args.time_limit - (time.perf_counter() - started)
     result = zero.train(config, args.out, resume=args.resume, progress=not args.no_progress, distributed=False,
-                        time_limit=args.time_limit, init=args.init)
+                        time_limit=time_limit, init=args.init)
     say(f"finished {result.iterations} iterations ({result.train_steps} training steps) in "
-        f"{time.perf_counter() - t0:.0f} s")
+        f"{time.perf_counter() - started:.0f} s")
     say(f"checkpoint:  {result.checkpoint}")
     say(f"metrics:     {result.metrics}")
     if result.plot is not None:
@@ -147,7 +149,7 @@ def _export(args) -> int:
 
 
 def _dataset_build(args) -> int:
-    from alphago_jax.train.dataset import build_dataset
+    from alphago_jax.alphago.dataset import build_dataset
 
     report = build_dataset(args.sources, args.out, size=args.size, shard_size=args.shard_size,
                            held_out=args.held_out, progress=not args.no_progress)
@@ -194,8 +196,10 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                        help="override a setting, e.g. --set num_simulations=32 --set optimizer.learning_rate=0.01")
     train.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
-                       help="stop after the iteration during which this much wall time has passed "
-                            "(evaluated and checkpointed; --resume continues)")
+                       help="a budget of wall time: the run plans its iterations from the times it measures so "
+                            "that it ends, final evaluation and checkpoint included, within SECONDS plus at most "
+                            "one iteration; the final evaluation is shortened or skipped when time is short, and "
+                            "the log says so (--resume continues)")
     train.add_argument("--init", default=None, metavar="FILE_OR_RUN",
                        help="start the network (only the network) from a network file, a training run's directory "
                             "or an `alphago-jax warm-start` directory")
@@ -235,7 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_commands(sub)
     _add_dataset_command(sub)
-    from alphago_jax.train import pipeline_commands  # sl-train, rollout-train, rl-train, value-train
+    from alphago_jax.alphago import pipeline_commands  # sl-train, rollout-train, rl-train, value-train
 
     pipeline_commands.add_commands(sub)
     for command in sub.choices.values():  # the cache options after the subcommand too (alphago-jax gtp --no-compile-cache)

@@ -25,11 +25,19 @@ JAX caches only programs that took at least a second to compile, by default; the
 caches every program (``MIN_COMPILE_SECONDS``): a search is dozens of programs, many of them
 small eager operations, and on a loaded 2-core machine reading one back is cheaper than
 compiling even those.
+
+JAX's cache still traces and lowers every function in each new process (about 2 s of a
+network player's start). ``kept`` goes one step further for the programs a player's search
+runs: their compiled executables are kept in the cache's ``programs`` folder under a key the
+caller names, and a later process runs them without tracing (``search.TreeSearch`` with an
+``evaluator_key``; ``play.players.Network.key``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+import hashlib
 import os
 import pathlib
 import sys
@@ -166,3 +174,133 @@ def add_options(parser, default=None) -> None:
                             f"$XDG_CACHE_HOME/alphago_jax or ~/.cache/alphago_jax; '{OFF}' turns it off)")
     group.add_argument("--no-compile-cache", dest="compile_cache", action="store_const", const=OFF, default=default,
                        help=f"compile everything afresh, keep nothing (also {ENV}={OFF})")
+
+
+# ------------------------------------------------------------------------------ kept programs
+
+PROGRAMS_SUBDIR = "programs"
+"""Where ``kept`` programs go, inside the compilation cache directory."""
+
+
+@functools.lru_cache(maxsize=1)
+def _environment_digest() -> str:
+    """What a compiled program depends on besides its function and arguments: this package's
+    source, the versions of JAX, XLA and the libraries it builds programs with, XLA's flags,
+    the backend and its device."""
+    import importlib.metadata
+
+    import jax
+
+    h = hashlib.sha256()
+    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+        h.update(str(path.relative_to(PACKAGE_DIR)).encode())
+        h.update(path.read_bytes())
+    device = jax.devices()[0]
+    versions = [f"{p}={importlib.metadata.version(p)}" for p in ("jax", "jaxlib", "flax", "mctx")]
+    for part in (*versions, jax.default_backend(), device.device_kind,
+                 str(jax.device_count()), os.environ.get("XLA_FLAGS", ""), str(jax.config.jax_enable_x64)):
+        h.update(part.encode() + b"\0")
+    return h.hexdigest()
+
+
+def _programs_dir() -> pathlib.Path | None:
+    import jax
+
+    if not jax.config.jax_enable_compilation_cache or not jax.config.jax_compilation_cache_dir:
+        return None
+    return pathlib.Path(jax.config.jax_compilation_cache_dir) / PROGRAMS_SUBDIR
+
+
+class Kept:
+    """A jitted function whose compiled programs are kept on disk, so that a later process
+    calls them without tracing, lowering or compiling (``kept``)."""
+
+    def __init__(self, jitted, name: str, key: str, static_argnums: tuple[int, ...] = ()):
+        self._jitted, self._name, self._key, self._static = jitted, name, key, frozenset(static_argnums)
+        self._loaded: dict = {}
+
+    def __call__(self, *args):
+        import jax
+
+        dynamic = tuple(a for i, a in enumerate(args) if i not in self._static)
+        static = tuple(a for i, a in enumerate(args) if i in self._static)
+        leaves, treedef = jax.tree_util.tree_flatten(dynamic)
+        signature = (str(treedef), tuple(str(jax.typeof(x)) for x in leaves), repr(static))
+        program = self._loaded.get(signature)
+        if program is None:
+            program = self._loaded[signature] = self._load_or_compile(args, signature)
+        return program(*dynamic)
+
+    def _load_or_compile(self, args, signature):
+        """The compiled program of ``args``: read back from the programs directory, else
+        compiled and written there. A file that cannot be read back (another JAX, a torn
+        write) is replaced."""
+        import pickle
+
+        from jax.experimental import serialize_executable
+
+        directory = _programs_dir()
+        if directory is None:
+            return self._jitted.lower(*args).compile()
+        digest = hashlib.sha256(repr((self._name, self._key, signature, _environment_digest())).encode()).hexdigest()
+        path = directory / f"{self._name}-{digest[:40]}.pkl"
+        try:
+            with open(path, "rb") as f:
+                return serialize_executable.deserialize_and_load(*pickle.load(f))
+        except FileNotFoundError:
+            pass
+        except Exception as e:  # noqa: BLE001 - any unreadable entry is recompiled, never fatal
+            print(f"alphago-jax: recompiling {self._name}: kept program {path.name} unreadable ({e})", file=sys.stderr)
+        compiled = self._compile(args)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            with open(tmp, "wb") as f:
+                pickle.dump(serialize_executable.serialize(compiled), f)
+            os.replace(tmp, path)  # readers see a whole file or none
+        except (OSError, ValueError, NotImplementedError, pickle.PicklingError) as e:
+            print(f"alphago-jax: could not keep {self._name}'s program: {e}", file=sys.stderr)
+        return compiled
+
+    def _compile(self, args):
+        """The program compiled by XLA here and now. JAX's cache is kept out of it both ways: on
+        CPU an executable JAX read back from its cache serializes without its code, and a copy
+        written there would never be read. A name of its own makes JAX's lookup (keyed on the
+        program's text) miss; a minimum compile time of forever stops JAX's write."""
+        import jax
+
+        jitted = self._jitted
+
+        def program(*a):
+            return jitted(*a)
+
+        program.__name__ = program.__qualname__ = f"{self._name}_{os.urandom(8).hex()}"
+        minimum = jax.config.jax_persistent_cache_min_compile_time_secs
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", float("inf"))
+        try:
+            return jax.jit(program, static_argnums=tuple(sorted(self._static))).lower(*args).compile()
+        finally:
+            jax.config.update("jax_persistent_cache_min_compile_time_secs", minimum)
+
+
+def kept(jitted, name: str, key: str | None, static_argnums: tuple[int, ...] = ()):
+    """``jitted`` with its compiled programs kept in the compilation cache's ``programs``
+    folder (when the cache is on), one per argument signature (pytree structure, shapes,
+    dtypes, static arguments).
+
+    JAX's own cache saves compiling but still traces and lowers a function in every new process
+    (about 2 s for a network player's search on a 2-core CPU); a kept program is read back and
+    run as it is. What the program computes must be named by ``key`` (with ``name``): the
+    function is not hashed, only this package's source, JAX's versions and flags and the device
+    (``_environment_digest``). So ``key`` must describe everything the function closes over
+    (rules, settings, the network's architecture), e.g. their reprs. ``key`` None: ``jitted``
+    as it is. The files are programs this machine runs: the folder is trusted as JAX's own
+    cache is.
+
+    Args:
+      jitted: a ``jax.jit`` function.
+      name: the program's name (a file name part).
+      key: what the function computes, or None.
+      static_argnums: ``jitted``'s static arguments.
+    """
+    return jitted if key is None else Kept(jitted, name, key, static_argnums)

@@ -9,6 +9,10 @@ an ``SGFError`` that names the file and the problem: malformed SGF, a board size
 not support, setup stones (AB/AW/AE) after the root node (problems and variation files), no
 moves. ``replay`` rejects illegal moves (occupied point, suicide, ko / positional superko, a
 colour moving out of turn) before they reach ``Go.step``, naming the move number and vertex.
+
+``iter_records`` yields the text of every record in folders, SGF files and archives, one at a
+time, for ``load`` (``alphago-jax dataset build``, AlphaGo Zero's warm start); ``winner_of``
+reads a result (``RE``) as +1 / -1 / 0.
 """
 
 from __future__ import annotations
@@ -16,7 +20,10 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
-from typing import Sequence
+import pathlib
+import tarfile
+import zipfile
+from typing import Iterator, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -393,6 +400,14 @@ def result_string(score: float) -> str:
     return f"{'B' if score > 0 else 'W'}+{abs(float(score)):g}"
 
 
+def winner_of(result: str | None) -> int:
+    """+1 / -1 for a black / white win in an SGF RE value ("B+3.5", "W+R", "B+T"), else 0."""
+    if not result:
+        return 0
+    head = result.strip().upper()[:2]
+    return {"B+": 1, "W+": -1}.get(head, 0)
+
+
 def record_from_moves(
     game: Go,
     actions: Sequence[int],
@@ -412,3 +427,46 @@ def record_from_moves(
     return GameRecord(
         size=game.size, komi=game.komi, moves=moves, result=result,
         black_name=black_name, white_name=white_name)
+
+
+# ------------------------------------------------------------------ records in bulk
+
+ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2")
+
+
+def _suffix(name: str) -> str:
+    lower = name.lower()
+    return next((s for s in ARCHIVE_SUFFIXES if lower.endswith(s)), pathlib.PurePath(lower).suffix)
+
+
+def iter_records(sources) -> Iterator[tuple[str, bytes | None, str | None]]:
+    """``(name, SGF bytes, None)`` for every SGF record in ``sources``, one at a time, in order.
+
+    ``sources``: paths of directories (searched recursively, sorted), ``.sgf`` files, and
+    archives (``.zip``, and ``.tar``, ``.tar.gz``, ``.tgz``, ``.tar.bz2`` as KGS archives come,
+    read as a stream). A record in an archive is named ``archive:member``. An unreadable file or
+    archive yields ``(name, None, reason)``.
+    """
+    for source in sources:
+        path = pathlib.Path(source)
+        if path.is_dir():
+            for child in sorted(p for p in path.rglob("*") if p.is_file()):
+                if child.suffix.lower() == ".sgf" or _suffix(child.name) in ARCHIVE_SUFFIXES:
+                    yield from iter_records([child])
+            continue
+        name, suffix = str(path), _suffix(path.name)
+        try:
+            if suffix == ".zip":
+                with zipfile.ZipFile(path) as archive:
+                    for info in archive.infolist():
+                        if not info.is_dir() and info.filename.lower().endswith(".sgf"):
+                            yield f"{name}:{info.filename}", archive.read(info), None
+            elif suffix in ARCHIVE_SUFFIXES:
+                with tarfile.open(path, "r|*") as archive:  # streamed: no random access needed
+                    for member in archive:
+                        if member.isfile() and member.name.lower().endswith(".sgf"):
+                            yield f"{name}:{member.name}", archive.extractfile(member).read(), None
+            else:
+                yield name, path.read_bytes(), None
+        except (OSError, zipfile.BadZipFile, tarfile.TarError, EOFError) as e:
+            yield name, None, f"unreadable: {e}"

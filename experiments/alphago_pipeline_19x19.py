@@ -39,8 +39,8 @@ import time
 import jax
 import numpy as np
 
-from alphago_jax.train import reinforce, supervised, value
-from alphago_jax.train.dataset import build_dataset, load_manifest
+from alphago_jax.alphago import reinforce, supervised, value
+from alphago_jax.alphago.dataset import build_dataset, load_manifest
 from alphago_jax.train.metrics import read_metrics
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # sibling modules, however run

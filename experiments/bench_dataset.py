@@ -28,7 +28,7 @@ CORPUS = pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "data" 
 
 CHILD = """
 import json, resource, sys, time
-from alphago_jax.train.dataset import build_dataset
+from alphago_jax.alphago.dataset import build_dataset
 t0 = time.perf_counter()
 report = build_dataset([sys.argv[1]], sys.argv[2], size=19, shard_size=int(sys.argv[3]), progress=False)
 print(json.dumps(dict(records=report.kept + sum(report.skipped.values()), games=report.kept,

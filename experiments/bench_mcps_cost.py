@@ -1,6 +1,6 @@
 """Where MCPS's time goes: its bitset work against the deeper trees its selection grows.
 
-At equal time MCPS runs fewer playouts than GRAVE (docs/results.md, "Equal time"). This
+At equal time MCPS runs fewer playouts than GRAVE (docs/mcps.md, "Equal time"). This
 separates the causes, on one game from the empty board, a batch of B trees of ``--capacity``
 nodes searched in chunks of ``--chunk`` playouts as a timed search does:
 

@@ -9,7 +9,7 @@ bias = 1e-5; MCPS W = 10,000, rho = 30, the same ref). The budget is either play
 N/2 trees until the time is spent or the trees, of ``--max-playouts`` + 1 nodes, are full, so
 the slower side runs fewer playouts). The empty trees are allocated before the time starts;
 still, a capacity far above the playouts the time allows costs MCPS, whose nodes hold twice the
-statistics, more than GRAVE (docs/results.md): set it a little above them.
+statistics, more than GRAVE (docs/mcps.md, "Equal time"): set it a little above them.
 
 With ``--one-at-a-time`` each side searches its games one by one (batch 1) instead, as the
 paper's sequential program does, and a budget in seconds is the time per move of one game. Under
@@ -53,8 +53,8 @@ from tqdm import tqdm
 
 from alphago_jax.search.grave import GraveConfig, GraveSearch
 from alphago_jax.search.time_control import search_for
-from alphago_jax.train.supervised import data_mesh, to_devices
 from alphago_jax.train.evaluation import MatchResult
+from alphago_jax.train.learner import data_mesh, to_devices
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # sibling modules, however run
 from bench_grave_mcps import make_game  # noqa: E402

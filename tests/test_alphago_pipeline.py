@@ -26,11 +26,12 @@ import pytest
 
 from children import child_env
 from alphago_jax import cli, sgf
+from alphago_jax.alphago import positions, reinforce, supervised, value
+from alphago_jax.alphago.dataset import FIELDS, build_dataset, game_positions, iter_shards
 from alphago_jax.games.base import BLACK, WHITE
 from alphago_jax.nets.rollout import RolloutPolicy
 from alphago_jax.play.registry import make_player
-from alphago_jax.train import Checkpointer, CheckpointError, learner, positions, reinforce, supervised, value
-from alphago_jax.train.dataset import FIELDS, build_dataset, game_positions, iter_shards
+from alphago_jax.train import Checkpointer, CheckpointError, learner
 from alphago_jax.train.metrics import read_metrics
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -169,7 +170,8 @@ KILLER = textwrap.dedent(
     """
     import json, os, signal, sys
     from alphago_jax import cli
-    from alphago_jax.train import jobs, reinforce, value
+    from alphago_jax.alphago import reinforce, value
+    from alphago_jax.train import jobs
 
     die_at, what, args = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
     save = jobs.Job.save

@@ -69,7 +69,7 @@ def test_gnugo_dataset_smoke(gnugo_path, tmp_path, monkeypatch, capsys):
     runpy.run_path(str(ROOT / "experiments" / "make_gnugo_dataset.py"), run_name="__main__")
     assert "2 games in" in capsys.readouterr().out
     from alphago_jax import sgf
-    from alphago_jax.train.dataset import build_dataset
+    from alphago_jax.alphago.dataset import build_dataset
 
     for path in sorted(out.glob("*.sgf")):
         record = sgf.load(path)

@@ -13,7 +13,7 @@ import pytest
 
 from alphago_jax import sgf
 from alphago_jax.games.go import Go
-from alphago_jax.train.dataset import FIELDS, build_dataset, iter_shards, load_manifest, winner_of
+from alphago_jax.alphago.dataset import FIELDS, build_dataset, iter_shards, load_manifest
 
 GAME = "(;GM[1]FF[4]SZ[5]KM[0.5]RE[W+R];B[cc];W[bc];B[cb];W[bb];B[dc];W[ba];B[ca];W[cd];B[tt];W[dd])"
 
@@ -123,7 +123,3 @@ def test_broken_inputs_are_skipped_and_listed(tmp_path):
     with pytest.raises(ValueError, match="manifest"):
         load_manifest(src)
 
-
-def test_winner_of():
-    assert winner_of("B+3.5") == 1 and winner_of("W+R") == -1 and winner_of("b+T") == 1
-    assert winner_of("0") == winner_of("Draw") == winner_of(None) == winner_of("?") == 0

@@ -4,12 +4,16 @@ settings for timed moves."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import pathlib
 import subprocess
 import sys
 
+import chex
+import flax.struct
 import jax
+import jax.numpy as jnp
 import pytest
 
 from alphago_jax import cli, compile_cache
@@ -18,6 +22,7 @@ from alphago_jax.play.players import (
     NETWORK_LEAF_BATCH, NETWORK_NODES_PER_SIMULATION, RandomPlayer, SearchPlayer, network_player,
     play_search_config,
 )
+from alphago_jax.play import registry
 from alphago_jax.play.registry import untrained_network
 from alphago_jax.play.terminal import play_terminal
 from alphago_jax.search import rollout_evaluator
@@ -214,3 +219,70 @@ def test_prepare_leaves_the_game_and_the_random_stream_alone():
     assert player.pos.moves == [] and player.tree is None
     np.testing.assert_array_equal(np.asarray(player._key), key)
     assert (player.search, False) in player._ready
+
+
+# ------------------------------------------------------------------- programs kept on disk
+
+@flax.struct.dataclass
+class _Pair:
+    a: jax.Array
+    b: jax.Array
+
+
+def _pair_program(pair: _Pair, scale: jax.Array, rounds: int) -> _Pair:
+    for _ in range(rounds):
+        pair = _Pair(jnp.tanh(pair.a * scale + pair.b.sum()), pair.b + pair.a[:2])
+    return pair
+
+
+@pytest.fixture
+def programs_dir(tmp_path, monkeypatch):
+    monkeypatch.setattr(compile_cache, "_programs_dir", lambda: tmp_path / "programs")
+    return tmp_path / "programs"
+
+
+def test_a_kept_program_is_read_back_and_computes_what_jit_does(programs_dir, tmp_path, monkeypatch):
+    jitted = jax.jit(_pair_program, static_argnums=2)
+    key = f"pair {tmp_path}"  # new each run: JAX's own cache has never seen the program
+    pair, scale = _Pair(jnp.arange(4.0) / 4, jnp.ones(2)), jnp.float32(0.5)
+    first = compile_cache.kept(jitted, "pair", key, static_argnums=(2,))
+    chex.assert_trees_all_close(first(pair, scale, 3), jitted(pair, scale, 3))
+    assert len(list(programs_dir.glob("pair-*.pkl"))) == 1
+
+    # Another process: nothing traced or compiled, the same numbers.
+    monkeypatch.setattr(compile_cache.Kept, "_compile", lambda *a: pytest.fail("compiled a kept program"))
+    again = compile_cache.kept(jitted, "pair", key, static_argnums=(2,))
+    chex.assert_trees_all_close(again(pair, scale, 3), jitted(pair, scale, 3))
+    monkeypatch.undo()
+    monkeypatch.setattr(compile_cache, "_programs_dir", lambda: programs_dir)
+
+    # Another static argument, shape or key is another program.
+    again(pair, scale, 2)
+    again(_Pair(jnp.arange(6.0), jnp.ones(2)), scale, 2)
+    compile_cache.kept(jitted, "pair", key + " other", static_argnums=(2,))(pair, scale, 3)
+    assert len(list(programs_dir.glob("pair-*.pkl"))) == 4
+
+
+def test_an_unreadable_kept_program_is_compiled_again(programs_dir, tmp_path, capsys):
+    jitted = jax.jit(_pair_program, static_argnums=2)
+    key = f"pair {tmp_path}"
+    pair, scale = _Pair(jnp.arange(4.0), jnp.ones(2)), jnp.float32(0.25)
+    compile_cache.kept(jitted, "pair", key, static_argnums=(2,))(pair, scale, 1)
+    (path,) = programs_dir.glob("pair-*.pkl")
+    path.write_bytes(b"not a program")
+    out = compile_cache.kept(jitted, "pair", key, static_argnums=(2,))(pair, scale, 1)
+    chex.assert_trees_all_close(out, jitted(pair, scale, 1))
+    assert "kept program" in capsys.readouterr().err and path.read_bytes() != b"not a program"
+
+
+def test_network_players_keep_their_search_only_when_the_network_is_named(tmp_path):
+    named = dataclasses.replace(untrained_network(), key="untrained DualResNet 1x16")
+    kept_player, plain = network_player(named, 8, nodes=40), network_player(untrained_network(), 8, nodes=40)
+    for p in (kept_player, plain):
+        p.new_game(5, 0.5)
+    assert isinstance(kept_player.search.simulate, compile_cache.Kept)
+    assert not isinstance(plain.search.simulate, compile_cache.Kept)
+    jitted = jax.jit(_pair_program)
+    assert compile_cache.kept(jitted, "pair", None) is jitted
+    shipped = registry.load_network("shipped")  # named by its architecture and input planes
+    assert "DualResNet(" in shipped.key and "zero_planes" in shipped.key

@@ -1,4 +1,5 @@
-"""The GTP engine: a transcript of every command, fuzzing with malformed input, live analysis."""
+"""The GTP engine: a transcript of every command, fuzzing with malformed input, live analysis
+(lz-analyze, and kata-analyze read back as KataGo documents it)."""
 
 from __future__ import annotations
 
@@ -20,12 +21,13 @@ from alphago_jax.games.base import BLACK, WHITE
 from alphago_jax.play import commands
 from alphago_jax.play.gtp import GTPEngine, preprocess, serve
 from alphago_jax.play.players import RandomPlayer, mcts_player
+from kata_output import parse_kata
 
 ALL_COMMANDS = [
     "protocol_version", "name", "version", "known_command", "list_commands", "quit", "boardsize", "clear_board",
     "komi", "play", "genmove", "undo", "showboard", "final_score", "final_status_list", "time_settings",
     "time_left", "kgs-genmove_cleanup", "fixed_handicap", "place_free_handicap", "set_free_handicap", "loadsgf",
-    "printsgf", "reg_genmove", "lz-analyze",
+    "printsgf", "reg_genmove", "lz-analyze", "kata-analyze", "analyze",
 ]
 MOVE = re.compile(r"= ([A-HJ-T](?:[1-9]|1[0-9])|pass|resign)")
 
@@ -219,20 +221,22 @@ def test_preprocess_follows_the_specification():
 
 # -------------------------------------------------------------------------------------- fuzz
 
-COMMAND_WORDS = ALL_COMMANDS[:-1] + ["PLAY", "Genmove", "undo2", "play_", "", "-1", "list-commands"]
+COMMAND_WORDS = ALL_COMMANDS + ["PLAY", "Genmove", "undo2", "play_", "", "-1", "list-commands"]
 COLOURS = ["b", "w", "B", "White", "black", "x", "bw", "", "0", "é"]
 VERTICES = ["D4", "d4", "J9", "A1", "pass", "PASS", "resign", "I5", "Z9", "A0", "A10", "T19", "4D", "D", "D-1",
-            "D4.5", "ＤＤ", "tt", "j9", "A01"]
+            "D4.5", "ＤＤ", "tt", "j9", "A01", "D4,E5", "D4,,pass", ","]
+KEYS = ["interval", "minmoves", "maxmoves", "avoid", "allow", "ownership", "pvVisits", "ownershipStdev", "true",
+        "false", "rootInfo"]
 NUMBERS = ["0", "1", "9", "20", "-3", "+9", "4294967297", "99999999999999999999", "3.5", "1e3", "nan", "inf",
            "-inf", "0x10", "٣", "1_000", "", "-0"]
-word = st.one_of(st.sampled_from(COLOURS), st.sampled_from(VERTICES), st.sampled_from(NUMBERS),
+word = st.one_of(st.sampled_from(COLOURS), st.sampled_from(VERTICES), st.sampled_from(NUMBERS), st.sampled_from(KEYS),
                  st.text(max_size=12), st.binary(max_size=12).map(lambda b: b.decode("latin-1")))
 structured = st.builds(
     lambda ident, command, args, comment, sep: sep.join(
         ([ident] if ident else []) + [command] + args) + comment,
     st.one_of(st.just(""), st.integers(0, 10**12).map(str), st.sampled_from(["-1", "1.5", "x1"])),
     st.sampled_from(COMMAND_WORDS),
-    st.lists(word, max_size=4),
+    st.lists(word, max_size=6),
     st.sampled_from(["", " # note", "#", "\r", "\x00"]),
     st.sampled_from([" ", "\t", "  ", " \x01 "]),
 )
@@ -317,6 +321,143 @@ def test_lz_analyze_answers_with_info_lines(mcts_engine):
     assert e.handle("lz-analyze b 10 extra") == "? syntax error: unexpected argument 'extra'"
     assert e.handle("lz-analyze w 10 minmoves 3").startswith("=\ninfo move ")
     assert e.handle("lz-analyze interval") == "? syntax error: interval needs a number"
+
+
+def kata_reply(engine, command: str):
+    reply = engine.handle(command)
+    assert reply.startswith("=\n") and reply.count("\n") == 1, reply
+    return parse_kata(reply.split("\n")[1], engine.pos.size)
+
+
+def stone_planes_heads(net):
+    """``Network.aux`` for ``net`` with heads whose answers a test can predict: ownership +1 on the
+    stones of the player to move, -1 on the opponent's, 0 elsewhere (input planes 0 and 8); score
+    the player to move's stones minus the opponent's. The network's own heads still run (and set
+    the shapes); their values are replaced."""
+    import jax.numpy as jnp
+
+    def aux(variables, planes):
+        out = net.apply(variables, planes)
+        stones = (planes[..., 0] - planes[..., 8]).reshape(planes.shape[0], -1)
+        return out._replace(ownership=stones + 0.0 * out.ownership, score=jnp.sum(stones, axis=-1) + 0.0 * out.score)
+
+    return aux
+
+
+@pytest.fixture(scope="session")
+def heads_engine():
+    """A 5x5 network player (8 simulations) whose network has KataGo's ownership and score heads."""
+    import functools
+
+    import jax
+
+    from alphago_jax import features, nets
+    from alphago_jax.play.players import Network, network_player
+
+    net = nets.DualResNet(in_planes=features.zero.NUM_PLANES, blocks=1, filters=8, value_hidden=16,
+                          ownership=True, score=True)
+    variables = jax.jit(nets.init_variables, static_argnums=(0, 2))(net, jax.random.PRNGKey(0), 5)
+    network = Network(apply=nets.policy_value_apply(net), planes=features.zero_planes,
+                      variables=functools.partial(lambda v, size: v, variables), history=8, name="heads",
+                      aux=stone_planes_heads(net))
+    e = GTPEngine(network_player(network, 8), size=5)
+    assert e.handle("boardsize 5") == "=" and e.player.analysis_heads == (True, True)
+    return e
+
+
+def test_kata_analyze_reports_as_katago_documents(heads_engine):
+    e = heads_engine
+    for command in ("clear_board", "play b C3", "play w B2", "play b D4"):
+        assert e.handle(command) == "="
+    black_stones = {grid.from_vertex(v, 5) for v in ("C3", "D4")}
+    white_stones = {grid.from_vertex("B2", 5)}
+    for colour, mine, theirs in (("w", white_stones, black_stones), ("b", black_stones, white_stones)):
+        moves, ownership = kata_reply(e, f"kata-analyze {colour} 10 ownership true")
+        assert moves and [int(m["order"]) for m in moves] == list(range(len(moves)))
+        total = 1 + sum(int(m["visits"]) for m in moves)
+        expected = np.zeros(25)
+        for m in moves:
+            assert set(m) >= {"move", "visits", "utility", "winrate", "scoreMean", "scoreLead", "prior", "order", "pv"}
+            assert all("." in m[k] for k in ("utility", "winrate", "scoreMean", "scoreLead", "prior"))
+            winrate, point = float(m["winrate"]), grid.from_vertex(m["move"], 5)
+            assert 0 <= winrate <= 1 and 0 <= float(m["prior"]) <= 1 and int(m["visits"]) >= 1
+            assert float(m["utility"]) == pytest.approx(2 * winrate - 1, abs=2e-6)
+            assert m["pv"][0] == m["move"] and all(grid.from_vertex(v, 5) <= 25 for v in m["pv"])
+            # The score head's margin after the move, for the player analysed: one stone more.
+            lead = len(mine) - len(theirs) + (point != 25)
+            assert float(m["scoreLead"]) == float(m["scoreMean"]) == pytest.approx(lead)
+            if point != 25:
+                expected[point] = int(m["visits"]) / total
+        # Row-major from the top-left point, +1 for the player analysed; an empty point owned as
+        # often as the search played there (the root and each move, weighted 1 and by visits).
+        expected[list(mine)], expected[list(theirs)] = 1.0, -1.0
+        assert ownership == pytest.approx(expected.tolist(), abs=1e-4)
+        assert ownership[grid.from_vertex("C3", 5)] == (1.0 if colour == "b" else -1.0)
+        assert ownership[2 * 5 + 2] == ownership[grid.from_vertex("C3", 5)]  # C3: row 2 from the top, column C
+
+
+def test_kata_analyze_arguments(heads_engine, capsys):
+    e = heads_engine
+    assert e.handle("clear_board") == "=" and e.handle("play b C3") == "="
+    moves, ownership = kata_reply(e, "kata-analyze w interval 10")
+    assert moves and ownership is None  # ownership only when asked
+    moves, _ = kata_reply(e, "analyze w 10 pvVisits true ownership false")  # Sabaki's name, same format
+    for m in moves:
+        assert len(m["pvVisits"]) == len(m["pv"]) and int(m["pvVisits"][0]) == int(m["visits"])
+        assert [int(n) for n in m["pvVisits"]] == sorted((int(n) for n in m["pvVisits"]), reverse=True)
+    assert e.handle("clear_board") == "=" and e.handle("play b C3") == "="  # a fresh tree: 8 simulations
+    moves, _ = kata_reply(e, "kata-analyze w 10 minmoves 20")
+    assert len(moves) == 20 and len({m["move"] for m in moves}) == 20
+    unvisited = [m for m in moves if m["visits"] == "0"]
+    assert len(unvisited) >= 12 and moves[-len(unvisited):] == unvisited  # after the searched moves
+    assert [float(m["prior"]) for m in unvisited] == sorted((float(m["prior"]) for m in unvisited), reverse=True)
+    assert len(kata_reply(e, "kata-analyze w 10 minmoves 20 maxmoves 3")[0]) == 3
+    lz = e.handle("lz-analyze w 10 maxmoves 2 minmoves 2")
+    assert lz.count("info move") == 2
+
+    # avoid / allow on the analysed player's first move; the kept tree is left alone.
+    kept = e.player.tree
+    moves, _ = kata_reply(e, "kata-analyze w 10 allow w B2,D4,pass 1 minmoves 5")
+    assert {m["move"] for m in moves} <= {"B2", "D4", "pass"} and moves
+    assert e.player.tree is kept
+    moves, _ = kata_reply(e, "kata-analyze w 10 avoid w B2,D4 1 avoid b A1 1 minmoves 30 maxmoves 30")
+    assert not {"B2", "D4"} & {m["move"] for m in moves} and len(moves) == 23  # 25 legal moves (pass too) less 2
+    assert "A1" in {m["move"] for m in moves}  # black's first move is at depth 1: not restricted
+    assert e.handle("kata-analyze w 10 avoid w B2 2").startswith("=\ninfo move ")  # white moves again at depth 2
+    assert e.handle("lz-analyze w 10 avoid b B2 2") == (
+        "? avoid black with UNTILDEPTH 2 is not supported: only the analysed player's first move can be "
+        "restricted (UNTILDEPTH 1)")
+    assert e.handle("kata-analyze w 10 avoid w B2 3").startswith("? avoid white with UNTILDEPTH 3 is not supported")
+    assert e.handle("kata-analyze w 10 allow w B2 1 allow w D4 1") == (
+        "? syntax error: allow may be given once, and not with avoid")
+    assert e.handle("kata-analyze w 10 allow w C3 1") == "? avoid/allow leave no legal move to analyse"
+    assert e.handle("kata-analyze w 10 avoid w B2") == "? syntax error: usage: avoid COLOUR VERTEX,VERTEX,... UNTILDEPTH"
+    assert e.handle("kata-analyze w 10 avoid w Z9 1") == "? syntax error: invalid vertex 'Z9'"
+    assert e.handle("kata-analyze w 10 ownershipStdev true") == (
+        "? ownershipStdev is not supported (kata-analyze supports ownership and pvVisits)")
+    assert e.handle("kata-analyze w 10 ownershipStdev false").startswith("=\ninfo move ")
+    assert e.handle("kata-analyze w 10 ownership yes") == "? syntax error: ownership must be true or false, got 'yes'"
+    assert e.handle("lz-analyze w 10 ownership true") == "? syntax error: unexpected argument 'ownership'"
+    assert e.handle("kata-analyze w 10 minmoves") == "? syntax error: minmoves needs a number"
+    capsys.readouterr()
+
+
+def test_kata_analyze_without_heads(mcts_engine, random_engine, capsys):
+    e = mcts_engine
+    e.handle("clear_board")
+    capsys.readouterr()
+    e._noted_no_ownership = False
+    moves, ownership = kata_reply(e, "kata-analyze b 10 ownership true")
+    assert moves and ownership is None and not any("scoreLead" in m for m in moves)  # not invented
+    assert all({"move", "visits", "utility", "winrate", "prior", "order", "pv"} <= set(m) for m in moves)
+    assert "has no ownership head: the ownership is left out" in capsys.readouterr().err
+    kata_reply(e, "kata-analyze b 10 ownership true")
+    assert capsys.readouterr().err == ""  # said once
+    random_engine.handle("boardsize 9")
+    assert random_engine.handle("kata-analyze b 10 avoid b D4 1") == (
+        "? player 'random' cannot restrict its analysis (avoid, allow)")
+    moves, _ = kata_reply(random_engine, "kata-analyze b 10")
+    assert len(moves) == 1 and moves[0]["visits"] == "1"
 
 
 class Sink:

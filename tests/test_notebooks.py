@@ -4,11 +4,18 @@ Every ``colab/*.ipynb`` is executed by nbclient in a fresh kernel with ``ALPHAGO
 (each notebook's size switch), in a temporary directory (what a notebook writes stays there),
 with this test session's persistent JAX compilation cache. A cell error fails the test, naming
 the cell; each cell has ``CELL_TIMEOUT_S`` and all notebooks together ``TOTAL_BUDGET_S``.
+
+The set-up cell (the same in every notebook) installs alphago_jax from ``ALPHAGO_JAX_SOURCE``; run
+where nothing names a source and the package cannot be imported, it stops with one sentence
+saying what to set.
 """
 
 from __future__ import annotations
 
+import os
 import pathlib
+import subprocess
+import sys
 import time
 
 import pytest
@@ -46,8 +53,56 @@ def test_notebook_is_stored_without_outputs(path):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_opens_with_the_install_cell_and_size_switch(path):
     first = _code_cells(path)[0].source
-    assert "git+https://github.com/alphago-jax/alphago_jax" in first and "ALPHAGO_JAX_SMOKE" in first, (
-        f"{path.name}: the first code cell must install the package (Colab) and read ALPHAGO_JAX_SMOKE")
+    assert "ALPHAGO_JAX_SOURCE" in first and "ALPHAGO_JAX_SMOKE" in first, (
+        f"{path.name}: the first code cell must install the package from ALPHAGO_JAX_SOURCE and read ALPHAGO_JAX_SMOKE")
+    assert first == _code_cells(NOTEBOOKS[0])[0].source, f"{path.name}: the set-up cell differs from {NOTEBOOKS[0].name}'s"
+    text = path.read_text()
+    assert "github.com/alphago-jax" not in text and "colab-badge" not in text, (
+        f"{path.name}: links to a repository that does not exist")
+
+
+def _run_setup_cell(path: pathlib.Path, cwd: pathlib.Path, source: str | None) -> subprocess.CompletedProcess:
+    """The notebook's set-up cell in a plain Python that cannot import alphago_jax (no site packages,
+    no PYTHONPATH, run outside the checkout), as in a fresh Colab session."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "ALPHAGO_JAX_SOURCE")}
+    if source is not None:
+        env["ALPHAGO_JAX_SOURCE"] = source
+    return subprocess.run([sys.executable, "-S", "-c", _code_cells(path)[0].source], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=60)
+
+
+SET_SOURCE = ("Set ALPHAGO_JAX_SOURCE (in this cell or the environment) to a git URL of your copy of alphago_jax, "
+              "a wheel file uploaded to this session, or a checkout's path, then run this cell again.")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_setup_cell_without_a_source_says_what_to_set(path, tmp_path):
+    r = _run_setup_cell(path, tmp_path, None)
+    assert r.returncode == 1 and r.stderr.strip() == SET_SOURCE, r.stderr
+    r = _run_setup_cell(path, tmp_path, "")
+    assert r.returncode == 1 and r.stderr.strip() == SET_SOURCE, r.stderr
+
+
+def test_setup_cell_names_a_bad_source(tmp_path):
+    path = NOTEBOOKS[0]
+    r = _run_setup_cell(path, tmp_path, str(tmp_path / "alphago_jax-0.1.0-py3-none-any.whl"))
+    assert r.returncode == 1 and r.stderr.strip() == (
+        f"ALPHAGO_JAX_SOURCE names the wheel {tmp_path / 'alphago_jax-0.1.0-py3-none-any.whl'}, which is not here: "
+        "upload it to this session first."), r.stderr
+    r = _run_setup_cell(path, tmp_path, "my copy")
+    assert r.returncode == 1 and r.stderr.strip() == (
+        "ALPHAGO_JAX_SOURCE is 'my copy': neither a directory, a wheel file nor a git URL."), r.stderr
+
+
+def test_setup_cell_inside_a_checkout_uses_it(tmp_path):
+    """Run from the checkout's colab/ folder with alphago_jax importable, the cell installs nothing
+    and puts the checkout first on the path."""
+    code = _code_cells(NOTEBOOKS[0])[0].source + "\nimport alphago_jax; print(alphago_jax.__file__)\n"
+    env = {**child_env(), "ALPHAGO_JAX_SOURCE": ""}
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT / "colab", env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert pathlib.Path(r.stdout.strip()).resolve() == ROOT / "alphago_jax" / "__init__.py"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)

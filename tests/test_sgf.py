@@ -80,6 +80,11 @@ def test_result_string():
     assert sgf.result_string(0.0) == "0"
 
 
+def test_winner_of():
+    assert sgf.winner_of("B+3.5") == 1 and sgf.winner_of("W+R") == -1 and sgf.winner_of("b+T") == 1
+    assert sgf.winner_of("0") == sgf.winner_of("Draw") == sgf.winner_of(None) == sgf.winner_of("?") == 0
+
+
 # ----------------------------------------------------------------------- hand-written SGF
 def test_passes_both_spellings():
     record = sgf.load(b"(;SZ[19]KM[7.5];B[];W[tt];B[dd];W[])")

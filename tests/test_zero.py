@@ -10,6 +10,8 @@
   must give the same losses; then a run killed with SIGKILL while its self-play program is
   executing, resumed, killed again while a checkpoint is being written, and resumed with the
   command line, which must end where the uninterrupted run ended.
+- Every metrics row has the wall seconds of its phases, each program's first run (its compile)
+  is said once, and no program compiles again in a later iteration.
 
 The children share the tests' persistent compilation cache (``conftest.py``): with a warm cache
 each takes about ten seconds, most of it start-up and checkpoint writes.
@@ -45,6 +47,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 TMP_MARK = ".orbax-checkpoint-tmp"
 SMOKE = zero.PRESETS["smoke"]
 LOSSES = ("loss", "policy_loss", "value_loss")
+PHASE_COLUMNS = ("selfplay_s", "train_s", "eval_s", "checkpoint_s", "compile_s")
 
 
 # ------------------------------------------------------------------------- configuration
@@ -70,6 +73,13 @@ def test_presets_and_overrides():
     with pytest.raises(ValueError, match="multiple of the 3 workers"):
         zero.num_workers(dataclasses.replace(SMOKE, workers=None), 3)
     assert zero.num_workers(SMOKE, 2) == 4 and zero.num_workers(zero.PRESETS["tiny"], 1) == 1
+    # The evaluation's searches batch their leaves: the largest divisor of the simulations up to the limit.
+    config = zero.with_overrides(SMOKE, {"baseline_simulations": "200", "baseline_leaf_batch": "40",
+                                         "eval_simulations": "30", "eval_leaf_batch": "8"})
+    assert (config.baseline_leaves, config.baseline_search.leaf_batch, config.eval_search.leaf_batch) == (40, 40, 6)
+    assert zero.with_overrides(config, {"baseline_simulations": "202"}).baseline_leaves == 2
+    assert zero.with_overrides(config, {"baseline_simulations": "3"}).baseline_leaves == 3
+    assert zero.with_overrides(config, {"search": "gumbel"}).eval_search.leaf_batch == 1
 
 
 # ------------------------------------------------------------------------------ self-play
@@ -224,6 +234,20 @@ def test_run_reports_where_its_results_are(runs):
     assert [int(r["step"]) for r in rows] == [0, 1, 2, 3]
     assert rows[0]["win_random"] and rows[0]["win_mcts"] and rows[-1]["win_best"] and not rows[1]["win_random"]
     assert [int(r["train_step"]) for r in rows] == [0, 4, 8, 12]
+    # Where the time went: every row has the phases' wall seconds.
+    seconds = [{k: float(r[k]) for k in PHASE_COLUMNS} for r in rows]
+    assert seconds[0]["eval_s"] > 0 and seconds[0]["selfplay_s"] == seconds[0]["checkpoint_s"] == 0
+    assert float(rows[0]["eval_random_s"]) > 0 and float(rows[0]["eval_mcts_s"]) > 0
+    for s in seconds[1:]:
+        assert s["selfplay_s"] > 0 and s["train_s"] > 0 and s["checkpoint_s"] > 0
+    assert seconds[1]["eval_s"] == seconds[2]["eval_s"] == 0 and seconds[3]["eval_s"] > 0  # eval_interval 0
+    assert float(rows[3]["eval_best_s"]) > 0 and not rows[2]["eval_random_s"]
+    assert sum(float(rows[0][k]) for k in ("eval_random_s", "eval_mcts_s")) <= seconds[0]["eval_s"]
+    # Each program is compiled on its first run, and only then.
+    assert seconds[1]["compile_s"] > 0 and seconds[2]["compile_s"] < 0.5
+    for program in ("selfplay", "train", "eval_random", "eval_mcts", "eval_best"):
+        assert stdout.count(f"{program}: first run ") == 1, program
+    assert "compiled again" not in stdout
     ckpt = Checkpointer(one / "checkpoints", kind="zero", read_only=True)
     assert ckpt.all_steps() == [2, 3]  # keep = 2
     assert ckpt.metadata()["train_step"] == 12 and ckpt.metadata()["devices"] == 1
@@ -410,16 +434,37 @@ def test_export_plays_and_refuses_damaged_files(runs, tmp_path, capsys):
     assert "no checkpoint" in capsys.readouterr().err and not (tmp_path / "x.msgpack").exists()
 
 
-def test_time_limit_stops_after_an_evaluated_iteration(runs, tmp_path, capsys):
+def test_no_time_left_gives_one_iteration_without_an_evaluation(runs, tmp_path, capsys):
     one, _, _ = runs
     copy = tmp_path / "copy"
     shutil.copytree(one, copy)
-    # Resumed to 10 iterations with no time to spare: one more iteration, evaluated, then stop.
+    # Resumed to 10 iterations with no time at all: one more iteration, checkpointed, and the
+    # final evaluation skipped with a word in the log (tests/test_timing.py drives the cases
+    # between with a clock).
     assert cli.main(["train", "--no-progress", "--resume", "--iterations", "10", "--time-limit", "0",
                      "--out", str(copy)]) == 0
-    assert "finished 4 iterations" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "finished 4 iterations" in out and "time limit: iteration 4 gets no final evaluation" in out
     rows = read_rows(copy)
-    assert [int(r["step"]) for r in rows] == [0, 1, 2, 3, 4] and rows[-1]["win_random"]
+    assert [int(r["step"]) for r in rows] == [0, 1, 2, 3, 4] and not rows[-1]["win_random"]
+    assert float(rows[-1]["selfplay_s"]) > 0 and float(rows[-1]["eval_s"]) == 0
+    assert Checkpointer(copy / "checkpoints", kind="zero", read_only=True).all_steps() == [3, 4]
+
+
+def test_a_row_lost_after_its_checkpoint_is_logged_from_it(runs, tmp_path):
+    one, _, _ = runs
+    copy = tmp_path / "copy"
+    shutil.copytree(one, copy)
+    rows = read_rows(copy)
+    with open(copy / "metrics.csv", "w", newline="") as f:  # as if killed between checkpoint 3 and its row
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows[:-1])
+    assert cli.main(["train", "--no-progress", "--resume", "--out", str(copy)]) == 0  # nothing left to run
+    again = read_rows(copy)
+    assert [r["step"] for r in again] == ["0", "1", "2", "3"]
+    for key in ("games", "positions", "replay_size", "loss", "win_random", "win_best", "selfplay_s", "eval_s"):
+        assert again[3][key] == rows[3][key], key
 
 
 def test_init_from_each_source_loads_and_trains(runs, tmp_path, capsys):

@@ -7,12 +7,17 @@
 - ``amaf_players``: GRAVE and MCPS searches as players;
 - ``gtp_player``: an external GTP engine (GNU Go) as a ``Player``; ``gtp_client``: the pipe;
 - ``registry``: players by name (``mcts:sims=200``, ``gtp:/usr/games/gnugo --mode gtp``);
-- ``analysis``: search statistics per move, in Leela Zero's ``lz-analyze`` form;
+  ``options``: the ``name=value`` options of a spec;
+- ``alphago_player``: the AlphaGo player on the networks of ``alphago_jax.alphago``
+  (``alphago:dir=DIR``), and its policies alone (``alphago-policy:run=DIR``);
+- ``analysis``: search statistics per move, in Leela Zero's ``lz-analyze`` and KataGo's
+  ``kata-analyze`` forms;
 - ``gtp``: the GTP v2 engine (``alphago-jax gtp``);
 - ``arena``: matches between two players with a results table (``alphago-jax arena``);
 - ``terminal``: a human against a player (``alphago-jax play``);
 - ``notebook``: a human against a player in a notebook, one call per move (``NotebookGame``);
 - ``commands``: those three subcommands for the command line.
 
-Layer: the top, beside ``train``; it composes games, search, networks and SGF.
+Layer: above ``train`` and both training pipelines (``alphago_jax.alphago`` and AlphaGo
+Zero's ``train.zero``), below ``cli`` only; it composes games, search, networks and SGF.
 """

@@ -13,87 +13,28 @@ networks were trained without them).
 the policy's probabilities (temperature 1, as the paper's matches between policies did), or
 the most probable legal move (temperature 0).
 
-The networks come from the pipeline's run directories (``train.supervised.load_trained``): a
+The networks come from the pipeline's run directories (``alphago.runs.load_networks``): a
 pipeline directory holds ``sl/``, ``rl/``, ``value/`` and ``rollout/`` (the ``--out`` of the
-four training commands); any of them can be given on its own. Registered in
-``play.registry`` as ``alphago:dir=DIR,sims=N,lam=X,seed=N`` and
+four training commands of ``alphago_jax.alphago``); any of them can be given on its own.
+Registered in ``play.registry`` as ``alphago:dir=DIR,sims=N,lam=X,seed=N`` and
 ``alphago-policy:run=DIR,temperature=X,seed=N``, so the arena, GTP and terminal play use them.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import pathlib
-from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from alphago_jax.alphago.runs import AlphaGoNetworks, load_networks
+from alphago_jax.alphago.supervised import POLICY_KINDS, batch_planes, load_trained
 from alphago_jax.features.alphago import NUM_PLANES, alphago_planes
+from alphago_jax.play.options import parse_options
 from alphago_jax.play.players import Decision, Network, PolicyPlayer, SearchPlayer
 from alphago_jax.search import SearchConfig, mixed_evaluator, policy_rollout_evaluator
-from alphago_jax.train.supervised import POLICY_KINDS, batch_planes, load_trained
-
-SUBDIRS = {"policy": "sl", "value": "value", "rollout": "rollout", "rl": "rl"}
-"""The run directories of a pipeline directory, by role."""
-
-
-@dataclasses.dataclass(frozen=True)
-class AlphaGoNetworks:
-    """The trained networks of an AlphaGo player (``supervised.Trained``; value or rollout may be
-    None where ``lam`` does not need them)."""
-
-    policy: Any
-    value: Any = None
-    rollout: Any = None
-
-    @property
-    def board_size(self) -> int:
-        return self.policy.board_size
-
-    @property
-    def params(self) -> dict:
-        """The search's parameters: ``{"policy", "value", "rollout"}`` (None where absent)."""
-        return {"policy": self.policy.params, "value": self.value and self.value.params,
-                "rollout": self.rollout and self.rollout.params}
-
-
-def load_networks(directory=None, *, policy=None, value=None, rollout=None, lam: float = 0.5) -> AlphaGoNetworks:
-    """The networks of a pipeline directory (``sl/``, ``value/``, ``rollout/``), or of the run
-    directories given one by one (which take precedence).
-
-    Raises:
-      ValueError: a network the mixture needs is missing, the networks play different board
-        sizes, or a checkpoint is corrupted (the message names the path).
-    """
-    if not 0.0 <= lam <= 1.0:
-        raise ValueError(f"lam must be in [0, 1], got {lam}")
-
-    def where(given, role):
-        if given:
-            return pathlib.Path(given).expanduser()
-        if directory:
-            return pathlib.Path(directory).expanduser() / SUBDIRS[role]
-        return None
-
-    paths = {role: where(given, role) for role, given in (("policy", policy), ("value", value), ("rollout", rollout))}
-    if paths["policy"] is None:
-        raise ValueError("alphago: give the pipeline directory (dir=DIR) or the policy's run (policy=DIR)")
-    needed = {"policy": True, "value": lam < 1.0, "rollout": lam > 0.0}
-    kinds = {"policy": POLICY_KINDS, "value": ("value",), "rollout": ("rollout",)}
-    loaded = {}
-    for role, path in paths.items():
-        if not needed[role]:
-            continue
-        if path is None:
-            raise ValueError(f"alphago: lam={lam} needs a {role} network: give dir=DIR or {role}=DIR")
-        loaded[role] = load_trained(path, kinds[role])
-    sizes = {role: t.board_size for role, t in loaded.items()}
-    if len(set(sizes.values())) > 1:
-        raise ValueError(f"alphago: the networks play different board sizes: {sizes}")
-    return AlphaGoNetworks(**loaded)
 
 
 def alphago_evaluator(game, networks: AlphaGoNetworks, lam: float = 0.5, rollout_moves: int | None = None):
@@ -202,8 +143,6 @@ def policy_player(trained, temperature: float = 1.0, seed: int = 0, name: str | 
 def player_from_options(text: str):
     """``alphago:OPTIONS``: ``dir``, ``policy``, ``value``, ``rollout`` (run directories),
     ``sims`` (100), ``lam`` (0.5), ``c_puct`` (1.25), ``nodes``, ``leaf_batch`` (1), ``seed``."""
-    from alphago_jax.play.registry import parse_options
-
     options = parse_options(text, {"dir": str, "policy": str, "value": str, "rollout": str, "sims": int,
                                    "lam": float, "c_puct": float, "nodes": int, "leaf_batch": int, "seed": int},
                             "alphago")
@@ -216,8 +155,6 @@ def player_from_options(text: str):
 def policy_player_from_options(text: str):
     """``alphago-policy:OPTIONS``: ``run`` (an SL or RL run directory), ``temperature`` (1),
     ``seed``."""
-    from alphago_jax.play.registry import parse_options
-
     options = parse_options(text, {"run": str, "temperature": float, "seed": int}, "alphago-policy")
     if "run" not in options:
         raise ValueError("alphago-policy: give the policy's run directory, e.g. alphago-policy:run=runs/alphago9/rl")
@@ -226,12 +163,9 @@ def policy_player_from_options(text: str):
 
 
 __all__ = [
-    "AlphaGoNetworks",
-    "SUBDIRS",
     "SampledPolicyPlayer",
     "alphago_evaluator",
     "alphago_player",
-    "load_networks",
     "player_from_options",
     "policy_network",
     "policy_player",

@@ -4,9 +4,9 @@
 tree from the current position (these searches keep no tree between moves), ``playouts``
 random playouts, the most visited move. With a time budget it adds chunks of at most 16
 playouts (``search.time_control.TIME_CHUNK``) until the budget is spent or the tree (``nodes``)
-is full, through ``search.search_for`` as the PUCT players do. ``analyze`` (GTP ``lz-analyze``)
-searches in chunks and reports the root's moves: visits, the mover's win rate, the visit share
-as prior, the most visited line.
+is full, through ``search.search_for`` as the PUCT players do. ``analyze`` (GTP ``lz-analyze``
+and ``kata-analyze``) searches in chunks and reports the root's moves: visits, the mover's win
+rate, the visit share as prior, the most visited line.
 
 A move of fixed effort searches a tree of ``playouts + 1`` nodes; the larger tree of ``nodes``
 is compiled the first time a time budget or an analysis needs it. (A playout's cost grows with
@@ -35,7 +35,7 @@ import jax
 import numpy as np
 
 from alphago_jax.games.base import Game
-from alphago_jax.play.analysis import MoveInfo
+from alphago_jax.play.analysis import AnalysisOptions, MoveInfo
 from alphago_jax.play.players import Decision, LocalPlayer, _batch1, search_decision
 from alphago_jax.play.position import prepared
 from alphago_jax.search import search_for
@@ -67,13 +67,14 @@ def root_analysis(tree: AmafTree, max_moves: int = 10, pv_length: int = 12) -> l
     rows = []
     for action in np.flatnonzero(n > 0):
         wins = edge_w[ROOT, action] if black else n[action] - edge_w[ROOT, action]
-        pv, node = [int(action)], int(children[ROOT, action])
+        pv, pv_visits, node = [int(action)], [int(n[action])], int(children[ROOT, action])
         while node >= 0 and len(pv) < pv_length and edge_n[node].max() > 0:
             best = int(np.argmax(edge_n[node]))
             pv.append(best)
+            pv_visits.append(int(edge_n[node, best]))
             node = int(children[node, best])
         rows.append(MoveInfo(int(action), int(n[action]), float(wins / n[action]), float(n[action] / total),
-                             tuple(pv)))
+                             tuple(pv), pv_visits=tuple(pv_visits)))
     rows.sort(key=lambda m: (-m.visits, -m.winrate, m.action))
     return rows[:max_moves]
 
@@ -141,13 +142,15 @@ class AmafSearchPlayer(LocalPlayer):
             out, tree, _ = search_for(search, None, self._root(search, colour), self._next_key(), seconds)
         return search_decision(out, int(np.asarray(tree.playouts)[0]))
 
-    def analyze(self, colour, report, stop, interval=1.0) -> None:
-        """Search in chunks of ``config.playouts``, reporting the root's moves (``root_analysis``)
-        after the first chunk and then every ``interval`` seconds, until ``stop()``."""
+    def analyze(self, colour, report, stop, interval=1.0, options=None) -> None:
+        """Search in chunks of ``config.playouts``, reporting the root's moves (``root_analysis``,
+        at most ``options.max_moves``) after the first chunk and then every ``interval`` seconds,
+        until ``stop()``."""
+        options = options or AnalysisOptions()
         search = self.long_search()
         chunk = self.config.playouts
         tree = jax.block_until_ready(search.simulate(None, self._root(search, colour), self._next_key(), chunk))
-        report(root_analysis(tree))
+        report(root_analysis(tree, options.max_moves))
         last = time.perf_counter()
         while not stop():
             if int(tree.num_nodes[0]) + chunk <= search.capacity:
@@ -155,7 +158,7 @@ class AmafSearchPlayer(LocalPlayer):
             else:
                 time.sleep(min(interval, 0.02))  # the tree is full: keep answering, stop searching
             if time.perf_counter() - last >= interval:
-                report(root_analysis(tree))
+                report(root_analysis(tree, options.max_moves))
                 last = time.perf_counter()
 
 

@@ -124,7 +124,8 @@ def add_commands(subparsers) -> None:
     """Add ``gtp``, ``arena`` and ``play`` to an ``argparse`` subparsers object."""
     gtp = subparsers.add_parser(
         "gtp", help="run a GTP v2 engine on stdin/stdout (for Sabaki, GoGui, match runners)",
-        description="A GTP v2 engine on stdin/stdout, with live analysis in Leela Zero's lz-analyze form. "
+        description="A GTP v2 engine on stdin/stdout, with live analysis in Leela Zero's lz-analyze and KataGo's "
+                    "kata-analyze forms (ownership and score from a network's auxiliary heads). "
                     "Controllers set the board size, komi and clocks with GTP commands.")
     gtp.add_argument("--player", default=DEFAULT_PLAYER, help=f"{PLAYER_HELP} (default {DEFAULT_PLAYER})")
     _game_options(gtp, 19)

@@ -7,7 +7,7 @@
 
 ``handle(line) -> reply`` is the pure core (one command line in, the response text out,
 without its terminating empty line; None for a line GTP says to ignore); ``serve`` runs it on
-streams, reading input in a thread so that the next line can stop ``lz-analyze``.
+streams, reading input in a thread so that the next line can stop a live analysis.
 
 Input is preprocessed as the specification says (section 2): control characters other than
 tab and newline are removed, everything from ``#`` on is a comment, tabs become spaces, and
@@ -22,9 +22,26 @@ on the board is alive), ``time_settings`` and ``time_left`` (Canadian byo-yomi),
 ``kgs-genmove_cleanup`` (for this project's players the same as ``genmove``: they search with
 area scoring, where a dead stone left on the board counts as alive, so passing before it is
 captured already looks bad to them), ``fixed_handicap``, ``place_free_handicap``, ``set_free_handicap``,
-``loadsgf``, ``printsgf``, ``reg_genmove``, and ``lz-analyze`` (Leela Zero's live analysis, as
-Sabaki and Lizzie read it: ``=`` then one line of ``info move ...`` per interval until the next
-input line, then an empty line).
+``loadsgf``, ``printsgf``, ``reg_genmove``, and live analysis: ``lz-analyze`` (Leela Zero's form,
+as Sabaki and Lizzie read it), ``kata-analyze`` (KataGo's form, with ``ownership true`` from a
+network's ownership head) and ``analyze`` (KataGo's name for ``kata-analyze`` in Sabaki: every float
+with a decimal point, as ``kata-analyze`` writes them here). Each answers ``=`` then one line of
+``info move ...`` per interval until the next input line, then an empty line; the arguments are
+KataGo's (its GTP extensions document)::
+
+    lz-analyze [COLOUR] [INTERVAL] [interval CENTISECONDS] [minmoves N] [maxmoves N]
+               [avoid COLOUR VERTEX,VERTEX,... UNTILDEPTH]... [allow COLOUR VERTEX,... UNTILDEPTH]
+    kata-analyze ... the same, and [ownership true|false] [pvVisits true|false]
+
+``avoid`` and ``allow`` restrict the analysed player's first move: ``UNTILDEPTH`` 1 (or 2, which
+reaches no later move of that player); a restriction of the other player with ``UNTILDEPTH`` 1
+restricts nothing. One that reaches deeper into the search is answered with an error naming it,
+as are ``ownershipStdev``, ``movesOwnership``, ``movesOwnershipStdev``, ``rootInfo`` and
+``pvEdgeVisits`` set to true. ``ownership true`` with a player that has no ownership head leaves
+the ownership out (a note on stderr says so once): KataGo-aware GUIs ask for it by default and
+keep analysing without it. ``scoreLead`` (and ``scoreMean``, the same) comes from the network's
+score head, else its ownership head (the predicted area margin, komi counted); a player with
+neither leaves both out.
 
 The engine resigns when the player's estimated win rate falls below ``resign_threshold``.
 
@@ -40,6 +57,7 @@ once per process, and once per machine with JAX's persistent compilation cache
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import queue
@@ -55,7 +73,7 @@ from alphago_jax import __version__, sgf
 from alphago_jax.games import grid
 from alphago_jax.games.base import BLACK, WHITE
 from alphago_jax.games.go import fixed_handicap_vertices
-from alphago_jax.play.analysis import lz_analyze_line
+from alphago_jax.play.analysis import DEFAULT_MAX_MOVES, AnalysisOptions, kata_analyze_line, lz_analyze_line
 from alphago_jax.play.players import RESIGN, Player
 from alphago_jax.play.position import (
     COLOUR_NAMES, IllegalMove, Position, free_handicap_points, handicap_setup, parse_colour, play_game,
@@ -177,15 +195,18 @@ class GTPEngine:
             "loadsgf": self._loadsgf,
             "printsgf": self._printsgf,
             "reg_genmove": lambda a: self._genmove(a, commit=False),
-            "lz-analyze": None,  # streams its response: see ``respond``
+            "lz-analyze": None,  # the analysis commands stream their responses: see ``respond``
+            "kata-analyze": None,
+            "analyze": None,
         }
+        self._noted_no_ownership = False
 
     # -- the protocol ----------------------------------------------------------------------
     def handle(self, line: str) -> str | None:
         """The response to one input line, without its terminating empty line.
 
-        None when GTP says to ignore the line (empty, or only a comment). ``lz-analyze``
-        answers with one ``info`` line here (``serve`` streams it until the next input).
+        None when GTP says to ignore the line (empty, or only a comment). The analysis commands
+        answer with one ``info`` line here (``serve`` streams them until the next input).
         """
         parts: list[str] = []
         self.respond(line, parts.append)
@@ -197,7 +218,7 @@ class GTPEngine:
         """Answer one input line through ``write`` (the full response with its empty line).
 
         Args:
-          interrupted: for streamed responses (``lz-analyze``): true once the next input line
+          interrupted: for streamed responses (the analysis commands): true once the next input line
             waits; None: a streamed response stops after its first update.
 
         Returns:
@@ -214,8 +235,8 @@ class GTPEngine:
             write(f"?{ident} syntax error: no command after the id\n\n")
             return True
         command, args = words[0], words[1:]
-        if command == "lz-analyze":
-            self._lz_analyze(ident, args, write, interrupted)
+        if command in ANALYZE_COMMANDS:
+            self._analyze(ident, args, write, interrupted, kata=command != "lz-analyze")
             return True
         handler = self.commands.get(command)
         if handler is None:
@@ -497,49 +518,145 @@ class GTPEngine:
         text = sgf.dump(record).decode("utf-8")
         return "\n".join(line for line in text.splitlines() if line.strip())
 
-    def _lz_analyze(self, ident: str, args, write, interrupted) -> None:
-        """``lz-analyze [COLOUR] [INTERVAL]`` (interval in centiseconds, also ``interval N``)."""
+    def _analyze(self, ident: str, args, write, interrupted, kata: bool) -> None:
+        """``lz-analyze`` (``kata`` False), ``kata-analyze`` and ``analyze``: see the module docstring."""
         try:
-            colour, interval = self._analyze_args(args)
+            request = self._analyze_args(args, kata)
             if not self.player.can_analyze:
                 raise GTPFailure(f"player {self.player.name!r} has no analysis")
+            if request.options.allowed is not None and not self.player.can_restrict_analysis:
+                raise GTPFailure(f"player {self.player.name!r} cannot restrict its analysis (avoid, allow)")
         except GTPFailure as e:
             write(f"?{ident} {_one_line(str(e))}\n\n")
             return
         write(f"={ident}\n")
         size = self.pos.size
         stop = interrupted if interrupted is not None else (lambda: True)
+        limit = request.options.max_moves
 
-        def report(moves):
-            if moves:  # an empty line would end the response
+        def report(moves, ownership=None):
+            moves = moves[:limit]
+            if not moves:  # an empty line would end the response
+                return
+            if not kata:
                 write(lz_analyze_line(moves, size) + "\n")
+                return
+            if request.ownership and ownership is None and not self._noted_no_ownership:
+                self._noted_no_ownership = True
+                print(f"kata-analyze: player {self.player.name!r} has no ownership head: the ownership is left out",
+                      file=sys.stderr, flush=True)
+            write(kata_analyze_line(moves, size, ownership if request.ownership else None, request.pv_visits) + "\n")
 
         try:
-            self.player.analyze(colour, report, stop, interval)
+            self.player.analyze(request.colour, report, stop, request.interval, request.options)
         except Exception as e:  # the response has begun: end it, say why on stderr
-            print(f"lz-analyze stopped: {type(e).__name__}: {e}", file=sys.stderr)
+            print(f"{'kata-analyze' if kata else 'lz-analyze'} stopped: {type(e).__name__}: {e}", file=sys.stderr)
         write("\n")
 
-    def _analyze_args(self, args) -> tuple[int, float]:
-        """``[COLOUR] [INTERVAL] [interval N] [minmoves N]`` (Leela Zero's forms; minmoves is
-        accepted and ignored: every searched move is reported)."""
+    def _analyze_args(self, args, kata: bool) -> AnalyzeRequest:
+        """``[COLOUR] [INTERVAL] KEY VALUE...`` (see the module docstring) as an ``AnalyzeRequest``."""
         args = list(args)
+        keys = ANALYZE_KEYS | (KATA_SWITCHES if kata else frozenset())
         colour = self.pos.to_play
-        if args and not _ID.fullmatch(args[0]) and args[0].lower() not in ("interval", "minmoves"):
+        if args and not _ID.fullmatch(args[0]) and args[0].lower() not in keys:
             colour = self._colour(args.pop(0))
         centis = 100
         if args and _ID.fullmatch(args[0]):
             centis = self._int(args.pop(0), "interval", 0)
+        numbers = {"interval": centis, "minmoves": 0, "maxmoves": None}
+        switches: dict[str, bool] = {}
+        groups: dict[str, list[tuple[int, list[int], int]]] = {"avoid": [], "allow": []}
         while args:
-            key = args.pop(0).lower()
-            if key not in ("interval", "minmoves"):
-                raise GTPFailure(f"syntax error: unexpected argument {_shown(key)}")
-            if not args:
-                raise GTPFailure(f"syntax error: {key} needs a number")
-            value = self._int(args.pop(0), key, 0)
-            if key == "interval":
-                centis = value
-        return colour, (centis / 100 if centis > 0 else 1.0)
+            word = args.pop(0)
+            key = word.lower()
+            if key not in keys:
+                raise GTPFailure(f"syntax error: unexpected argument {_shown(word)}")
+            if key in groups:
+                if len(args) < 3:
+                    raise GTPFailure(f"syntax error: usage: {key} COLOUR VERTEX,VERTEX,... UNTILDEPTH")
+                who, vertices, depth = self._colour(args.pop(0)), args.pop(0), self._int(args.pop(0), "untildepth", 0)
+                points = [self._vertex(v) for v in vertices.split(",") if v]
+                if not points:
+                    raise GTPFailure(f"syntax error: {key} needs at least one vertex")
+                groups[key].append((who, points, depth))
+            elif key in ANALYZE_NUMBERS:
+                if not args:
+                    raise GTPFailure(f"syntax error: {word} needs a number")
+                numbers[key] = self._int(args.pop(0), word, 0)
+            else:
+                if not args:
+                    raise GTPFailure(f"syntax error: {word} needs true or false")
+                value = args.pop(0)
+                if value.lower() not in ("true", "false"):
+                    raise GTPFailure(f"syntax error: {word} must be true or false, got {_shown(value)}")
+                switches[key] = value.lower() == "true"
+                if switches[key] and key not in ("ownership", "pvvisits"):
+                    raise GTPFailure(f"{word} is not supported (kata-analyze supports ownership and pvVisits)")
+        if groups["allow"] and (groups["avoid"] or len(groups["allow"]) > 1):
+            raise GTPFailure("syntax error: allow may be given once, and not with avoid")
+        min_moves, max_moves = numbers["minmoves"], numbers["maxmoves"]
+        options = AnalysisOptions(min_moves=min_moves,
+                                  max_moves=max(DEFAULT_MAX_MOVES, min_moves) if max_moves is None else max_moves,
+                                  allowed=self._first_moves(colour, groups), heads=kata)
+        centis = numbers["interval"]
+        return AnalyzeRequest(colour, centis / 100 if centis > 0 else 1.0, options,
+                              switches.get("ownership", False), switches.get("pvvisits", False))
+
+    def _first_moves(self, colour: int, groups) -> np.ndarray | None:
+        """bool[N + 1]: the analysed player's first moves that the ``avoid`` and ``allow`` groups
+        (``{"avoid": [(colour, points, untildepth)], "allow": [...]}``) leave; None when they
+        restrict nothing. Raises ``GTPFailure`` for a restriction past the first move, or one that
+        leaves no legal move."""
+        allowed = np.ones(self.pos.num_points + 1, bool)
+        for key, entries in groups.items():
+            for who, points, depth in entries:
+                # KataGo's depths: 0 is the analysed player's first move, the other player moves
+                # at 1, the analysed player again at 2; a group holds at the depths below UNTILDEPTH.
+                first = 0 if who == colour else 1  # the group's player's first depth
+                if depth <= first:
+                    continue  # it restricts nothing
+                if depth > 2 or who != colour:
+                    raise GTPFailure(f"{key} {COLOUR_NAMES[who]} with UNTILDEPTH {depth} is not supported: only the "
+                                     f"analysed player's first move can be restricted (UNTILDEPTH 1)")
+                mask = np.zeros_like(allowed)
+                mask[points] = True
+                allowed &= ~mask if key == "avoid" else mask
+        if allowed.all():
+            return None
+        if not (allowed & self.pos.legal_mask(colour)).any():
+            raise GTPFailure("avoid/allow leave no legal move to analyse")
+        return allowed
+
+
+ANALYZE_COMMANDS = ("lz-analyze", "kata-analyze", "analyze")
+"""The live analysis commands (``GTPEngine._analyze``)."""
+
+ANALYZE_NUMBERS = frozenset({"interval", "minmoves", "maxmoves"})
+ANALYZE_KEYS = ANALYZE_NUMBERS | {"avoid", "allow"}
+"""The key-value arguments of every analysis command (lower case)."""
+
+KATA_SWITCHES = frozenset({"ownership", "ownershipstdev", "movesownership", "movesownershipstdev", "pvvisits",
+                           "pvedgevisits", "rootinfo"})
+"""The true/false arguments of ``kata-analyze`` (lower case); only ``ownership`` and ``pvVisits`` may be true."""
+
+
+@dataclasses.dataclass(frozen=True)
+class AnalyzeRequest:
+    """A parsed analysis command.
+
+    Attributes:
+      colour: the player analysed.
+      interval: seconds between reports.
+      options: what the player is asked (``AnalysisOptions``).
+      ownership: ``kata-analyze``'s ``ownership true``.
+      pv_visits: ``kata-analyze``'s ``pvVisits true``.
+    """
+
+    colour: int
+    interval: float
+    options: AnalysisOptions
+    ownership: bool = False
+    pv_visits: bool = False
 
 
 def _one_line(text: str) -> str:
@@ -560,11 +677,31 @@ def serve(engine: GTPEngine, stdin=None, stdout=None) -> int:
     stdin = stdin if stdin is not None else sys.stdin.buffer
     stdout = stdout if stdout is not None else sys.stdout
     lines: queue.Queue = queue.Queue()
+    try:
+        fd = stdin.fileno()
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both of the last two
+        fd = None
+
+    def put(raw) -> None:
+        lines.put(raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw)
 
     def read():
+        # From a file descriptor, with os.read rather than the stream's readline: a thread blocked
+        # in a buffered stream's readline holds that stream's lock, and when the engine quits while
+        # the controller keeps the pipe open, the interpreter cannot close sys.stdin at exit (a
+        # fatal error and SIGABRT instead of exit status 0).
         try:
-            for raw in iter(stdin.readline, b""):
-                lines.put(raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw)
+            if fd is None:
+                for raw in iter(stdin.readline, b""):
+                    put(raw)
+                return
+            pending = b""
+            while chunk := os.read(fd, 65536):
+                *complete, pending = (pending + chunk).split(b"\n")
+                for raw in complete:
+                    put(raw + b"\n")
+            if pending:
+                put(pending)
         finally:
             lines.put(None)
 

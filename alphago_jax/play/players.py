@@ -6,7 +6,7 @@ The ``Player`` protocol is what the GTP engine, the arena and terminal play driv
     player.play(BLACK, 40)                       # a move by either colour, kept in sync
     decision = player.genmove(WHITE, seconds=1)  # choose a move (and play it: commit=True)
     player.undo()                                # take back the last move
-    player.analyze(WHITE, report, stop, 0.5)     # live analysis (search players)
+    player.analyze(WHITE, report, stop, 0.5)     # live analysis (search players; GTP lz-/kata-analyze)
 
 Implementations here run inside this process on the JAX rules (``LocalPlayer``):
 
@@ -38,10 +38,11 @@ import numpy as np
 
 from alphago_jax.games.base import BLACK, Game
 from alphago_jax.games.history import WithHistory
-from alphago_jax.play.analysis import MoveInfo, tree_analysis
+from alphago_jax.play.analysis import AnalysisOptions, MoveInfo, tree_analysis
 from alphago_jax.play.position import Position, play_game, prepared
 from alphago_jax.search import SearchConfig, TreeSearch, make_search, network_evaluator, rollout_evaluator, search_for
 from alphago_jax.search.time_control import time_chunk
+from alphago_jax.search.tree import ROOT
 
 RESIGN = -1
 """The action of a player that resigns."""
@@ -73,11 +74,20 @@ class Player(abc.ABC):
       can_cleanup: ``genmove(cleanup=True)`` differs from a plain ``genmove`` (the player
         then captures dead stones before passing: GTP's ``kgs-genmove_cleanup``).
       can_analyze: ``analyze`` reports live statistics.
+      can_restrict_analysis: ``analyze`` takes ``AnalysisOptions.allowed`` (GTP ``avoid`` and
+        ``allow``).
     """
 
     name: str = "player"
     can_cleanup: bool = False
     can_analyze: bool = False
+    can_restrict_analysis: bool = False
+
+    @property
+    def analysis_heads(self) -> tuple[bool, bool]:
+        """``(ownership, score)``: whether ``analyze`` with ``AnalysisOptions(heads=True)`` reports
+        the predicted ownership, and moves' scores, in the current game (a network with those heads)."""
+        return False, False
 
     def new_game(self, size: int, komi: float, setup=None, first_player: int = BLACK, handicap: int = 0) -> None:
         """Start a game on a ``size`` x ``size`` board, from ``setup`` stones (int8[N]) if given.
@@ -123,10 +133,16 @@ class Player(abc.ABC):
         for colour, action in moves:
             self.play(colour, action)
 
-    def analyze(self, colour: int, report: Callable[[list[MoveInfo]], None], stop: Callable[[], bool],
-                interval: float = 1.0) -> None:
+    def analyze(self, colour: int, report: Callable[..., None], stop: Callable[[], bool],
+                interval: float = 1.0, options: AnalysisOptions | None = None) -> None:
         """Think about the position for ``colour``, calling ``report`` with the best moves at least
         once and then about every ``interval`` seconds, until ``stop()`` is true.
+
+        ``report(moves)`` gets ``MoveInfo`` rows, best first; with ``options.heads`` and a player
+        whose ``analysis_heads`` has the ownership, ``report(moves, ownership)`` also gets
+        float32[size * size] in [-1, 1], +1 owned by ``colour`` (index ``row * size + col``).
+        ``options`` (default ``AnalysisOptions()``) bounds the moves reported; ``allowed`` only
+        for players with ``can_restrict_analysis``.
 
         Raises:
           NotImplementedError: for players without analysis.
@@ -202,6 +218,8 @@ class BySizePlayer(Player):
     name = property(lambda self: self.current.name)
     can_cleanup = property(lambda self: self.current.can_cleanup)
     can_analyze = property(lambda self: self.current.can_analyze)
+    can_restrict_analysis = property(lambda self: self.current.can_restrict_analysis)
+    analysis_heads = property(lambda self: self.current.analysis_heads)
 
     def new_game(self, size: int, komi: float, setup=None, first_player: int = BLACK, handicap: int = 0) -> None:
         player = self._player(size)
@@ -217,8 +235,8 @@ class BySizePlayer(Player):
     def undo(self) -> None:
         self.current.undo()
 
-    def analyze(self, colour, report, stop, interval=1.0) -> None:
-        self.current.analyze(colour, report, stop, interval)
+    def analyze(self, colour, report, stop, interval=1.0, options=None) -> None:
+        self.current.analyze(colour, report, stop, interval, options)
 
     def prepare_fixed(self) -> None:
         self.current.prepare_fixed()
@@ -298,7 +316,7 @@ class LocalPlayer(Player):
             self.play(colour, decision.action)
         return decision
 
-    def analyze(self, colour, report, stop, interval=1.0) -> None:
+    def analyze(self, colour, report, stop, interval=1.0, options=None) -> None:
         """One report of the moves' priors (players without search), then wait for ``stop``."""
         report(self._snapshot(colour))
         while not stop():
@@ -323,9 +341,10 @@ class LocalPlayer(Player):
 
 
 @functools.lru_cache(maxsize=32)
-def _search(evaluator: Callable[[Game], Callable], game: Game, config: SearchConfig) -> TreeSearch:
+def _search(evaluator: Callable[[Game], Callable], game: Game, config: SearchConfig,
+            evaluator_key: str | None = None) -> TreeSearch:
     """One ``TreeSearch`` (and its compiled functions) per evaluator, rules and settings."""
-    return make_search(game, evaluator(game), config)
+    return make_search(game, evaluator(game), config, evaluator_key)
 
 
 def search_decision(out, simulations: int) -> Decision:
@@ -372,6 +391,13 @@ class Network:
         network cannot play.
       history: boards the states must keep for ``planes`` (``WithHistory``; 8 for Zero's planes).
       name: a short name.
+      key: what ``apply`` and ``planes`` compute, written the same in every process (e.g. the
+        module's repr and the planes' name): a search player of the network then keeps its
+        compiled programs between runs (``compile_cache.kept``). None: it compiles them in
+        each process (from JAX's cache, after tracing).
+      aux: ``(variables, planes float32[B, S, S, C]) -> nets.DualOutput``, every head of a network
+        with KataGo's auxiliary heads (ownership float32[B, S*S], score float32[B], None for a head
+        it lacks), for analysis (GTP ``kata-analyze``); None for a network without them.
     """
 
     apply: Callable[[Any, jnp.ndarray], tuple[jnp.ndarray, jnp.ndarray]]
@@ -379,6 +405,8 @@ class Network:
     variables: Callable[[int], Any]
     history: int = 8
     name: str = "net"
+    aux: Callable[[Any, jnp.ndarray], Any] | None = None
+    key: str | None = None
 
 
 class PolicyPlayer(LocalPlayer):
@@ -441,13 +469,18 @@ class SearchPlayer(LocalPlayer):
         most ``num_simulations`` (default ``search.time_control.time_chunk(config)``, 16).
         Longer chunks cost less per simulation (each call dispatches and copies the tree) but
         leave up to one chunk's time of the budget unused.
+      heads: the network whose ``aux`` heads (ownership, score) ``analyze`` reads with
+        ``AnalysisOptions(heads=True)``; its variables are ``params``. None: no heads.
+      evaluator_key: what ``evaluator`` computes, the same in every process (``Network.key``):
+        the search then keeps its compiled programs between runs. None: not kept.
     """
 
     can_analyze = True
+    can_restrict_analysis = True
 
     def __init__(self, evaluator: Callable[[Game], Callable], params: Callable[[int], Any] | None,
                  config: SearchConfig, *, name: str = "search", history: int = 0, seed: int = 0,
-                 chunk: int | None = None):
+                 chunk: int | None = None, heads: Network | None = None, evaluator_key: str | None = None):
         if config.algorithm != "puct":
             raise ValueError(f"a search player needs algorithm 'puct', got {config.algorithm!r}")
         chunk = chunk or time_chunk(config)
@@ -456,17 +489,23 @@ class SearchPlayer(LocalPlayer):
                              f"num_simulations ({config.num_simulations}), got {chunk}")
         super().__init__(name, history)
         self.config, self.chunk = config, chunk
-        self._evaluator, self._params_for = evaluator, params
+        self._evaluator, self._params_for, self._evaluator_key = evaluator, params, evaluator_key
         self._seed = seed
         self._key = jax.random.PRNGKey(seed)
         self.tree = None
         self._tree_at = None  # (moves played, colour to move) of the tree's root
         self._ready: set[tuple[TreeSearch, bool]] = set()  # (search, timed) whose move is compiled
+        if heads is not None and heads.aux is None:
+            raise ValueError(f"network {heads.name!r} has no auxiliary heads (Network.aux) to analyse with")
+        self._heads_network = heads
+        self._heads_program = _heads_program(heads) if heads is not None else None
+        self._head_kinds: tuple[bool, bool] | None = None
 
     def _new_game(self, size, komi, setup, first_player, handicap) -> None:
         self._params = self._params_for(size) if self._params_for is not None else None
         super()._new_game(size, komi, setup, first_player, handicap)
-        self.search = _search(self._evaluator, self.pos.game, self.config)
+        self.search = _search(self._evaluator, self.pos.game, self.config, self._evaluator_key)
+        self._head_kinds = None
 
     def _reset(self) -> None:
         self.tree, self._tree_at = None, None
@@ -538,14 +577,46 @@ class SearchPlayer(LocalPlayer):
         else:
             self._reset()
 
-    def analyze(self, colour, report, stop, interval=1.0) -> None:
+    @property
+    def analysis_heads(self) -> tuple[bool, bool]:
+        """``(ownership, score)`` heads of the network given as ``heads`` (``Player.analysis_heads``),
+        read from the shapes of its outputs on the current game."""
+        if self._heads_network is None or self.pos is None:
+            return False, False
+        if self._head_kinds is None:
+            net = self._heads_network
+            out = jax.eval_shape(lambda v, s: net.aux(v, jax.vmap(net.planes)(s)), self._params,
+                                 _batch1(self.pos.state))
+            self._head_kinds = (getattr(out, "ownership", None) is not None, getattr(out, "score", None) is not None)
+        return self._head_kinds
+
+    def analyze(self, colour, report, stop, interval=1.0, options=None) -> None:
         """Search in chunks of ``num_simulations``, reporting the root's moves every ``interval``
-        seconds (and after the first chunk), until ``stop()``; the tree is kept for the next move."""
+        seconds (and after the first chunk), until ``stop()``; the tree is kept for the next move.
+
+        With ``options.allowed`` the search starts from a fresh root whose moves outside it are
+        masked (and that tree is not kept: a later move searches every legal move). With
+        ``options.heads`` and a network with heads, each visited move's ``score`` is the score
+        head's margin after it (the ownership head's when there is no score head: the predicted
+        area, komi counted) and unvisited moves get the position's own; the ownership is the
+        network's at the root and after each reported visited move, averaged with weights 1
+        and the moves' visits (KataGo averages over the whole search tree)."""
+        options = options or AnalysisOptions()
         self._require_game()
         chunk = self.config.num_simulations
-        tree = self.search.start(self._params, self._root(colour), self._next_key())
+        restricted = options.allowed is not None
+        if restricted:
+            allowed = np.asarray(options.allowed, bool)
+            if allowed.shape != (self.pos.num_points + 1,):
+                raise ValueError(f"allowed must be bool[{self.pos.num_points + 1}], got shape {allowed.shape}")
+            root = self.search.init(_batch1(prepared(self.pos.game, self.pos.state, colour)))
+        else:
+            root = self._root(colour)
+        tree = self.search.start(self._params, root, self._next_key())
+        if restricted:
+            tree = _restrict_root(tree, allowed)
         tree = jax.block_until_ready(self.search.simulate(self._params, tree, self._next_key(), chunk))
-        report(tree_analysis(tree))
+        self._report(tree, colour, report, options)
         last = time.perf_counter()
         while not stop():
             if int(tree.num_nodes[0]) + chunk <= self.search.capacity:
@@ -553,9 +624,73 @@ class SearchPlayer(LocalPlayer):
             else:
                 time.sleep(min(interval, 0.02))  # the tree is full: keep answering, stop searching
             if time.perf_counter() - last >= interval:
-                report(tree_analysis(tree))
+                self._report(tree, colour, report, options)
                 last = time.perf_counter()
-        self._keep(tree, colour)
+        if not restricted:
+            self._keep(tree, colour)
+
+    def _report(self, tree, colour: int, report, options: AnalysisOptions) -> None:
+        """``report`` the root's moves of ``tree`` (with the heads' scores and ownership if asked)."""
+        moves = tree_analysis(tree, options.max_moves, min_moves=options.min_moves)
+        has_ownership, has_score = self.analysis_heads if options.heads else (False, False)
+        if not (has_ownership or has_score):
+            report(moves)
+            return
+        visited = [m for m in moves if m.visits > 0]
+        kids = np.asarray(tree.children[0, ROOT])
+        nodes = np.asarray([ROOT] + [int(kids[m.action]) for m in visited], np.int32)
+        own, score = [], []
+        for i in range(0, len(nodes), HEADS_BATCH):  # fixed batches: one compiled shape
+            batch = np.full(HEADS_BATCH, ROOT, np.int32)
+            part = nodes[i:i + HEADS_BATCH]
+            batch[:len(part)] = part
+            o, sc = self._heads_program(self._params, tree.states, batch)
+            own.append(np.asarray(o)[:len(part)])
+            score.append(np.asarray(sc)[:len(part)])
+        own, score = np.concatenate(own), np.concatenate(score)
+        own[1:], score[1:] = -own[1:], -score[1:]  # a child's heads speak for the opponent: the root player's view
+        if not has_score:  # the predicted area margin, komi counted for the root player
+            score = own.sum(axis=-1) - self._settings[1] * colour
+        at = {m.action: float(score[1 + i]) for i, m in enumerate(visited)}
+        moves = [dataclasses.replace(m, score=at.get(m.action, float(score[0]))) for m in moves]
+        if not has_ownership:
+            report(moves)
+            return
+        weights = np.asarray([1.0] + [m.visits for m in visited], np.float64)
+        report(moves, (weights[:, None] * own).sum(axis=0) / weights.sum())
+
+
+HEADS_BATCH = 16
+"""Tree nodes per call of a search player's analysis heads: the root and up to 15 moves."""
+
+
+def _heads_program(network: Network) -> Callable:
+    """``(variables, tree states [1, C, ...], nodes int32[K]) -> (ownership float32[K, N], score
+    float32[K])``: ``network.aux`` on the states of ``nodes`` of game 0, each for its player to
+    move (zeros for a head the network lacks), jitted."""
+    planes = jax.vmap(network.planes)
+
+    def run(variables, states, nodes):
+        picked = jax.tree_util.tree_map(lambda x: x[0, nodes], states)
+        x = planes(picked)
+        out = network.aux(variables, x)
+        k, points = nodes.shape[0], x.shape[1] * x.shape[2]
+        ownership = getattr(out, "ownership", None)
+        score = getattr(out, "score", None)
+        return (jnp.zeros((k, points), jnp.float32) if ownership is None else ownership,
+                jnp.zeros((k,), jnp.float32) if score is None else score)
+
+    return jax.jit(run)
+
+
+@jax.jit
+def _restrict_root(tree, allowed):
+    """``tree`` (a started ``SearchTree``) with its roots' moves outside ``allowed`` (bool[A])
+    made illegal and the prior renormalised over the rest."""
+    legal = tree.legal[:, ROOT] & allowed[None]
+    prior = jnp.where(legal, tree.prior[:, ROOT], 0.0)
+    prior = prior / jnp.maximum(jnp.sum(prior, axis=-1, keepdims=True), 1e-30)
+    return tree.replace(legal=tree.legal.at[:, ROOT].set(legal), prior=tree.prior.at[:, ROOT].set(prior))
 
 
 NETWORK_LEAF_BATCH = 8
@@ -613,5 +748,7 @@ def network_player(network: Network, simulations: int = 200, *, nodes: int | Non
         rounds = min(NETWORK_TIME_CHUNK, 8 * leaf_batch) // leaf_batch
         chunk = min(simulations, max(time_chunk(config), rounds * leaf_batch))
     evaluator = network_evaluator(network.apply, network.planes, symmetries)
-    return SearchPlayer(lambda game: evaluator, network.variables, config, chunk=chunk,
-                        name=name or f"{network.name}-search{simulations}", history=network.history, seed=seed)
+    evaluator_key = None if network.key is None else f"network({network.key}, symmetries={symmetries!r})"
+    return SearchPlayer(lambda game: evaluator, network.variables, config, chunk=chunk, evaluator_key=evaluator_key,
+                        name=name or f"{network.name}-search{simulations}", history=network.history, seed=seed,
+                        heads=network if network.aux is not None else None)

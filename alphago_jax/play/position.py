@@ -254,12 +254,15 @@ class Position:
     # -- records ---------------------------------------------------------------------------
     def record(self, result: str | None = None, black_name: str | None = None,
                white_name: str | None = None) -> sgf.GameRecord:
-        """The game as an SGF record (``sgf.dump`` / ``sgf.save`` write it)."""
+        """The game as an SGF record (``sgf.dump`` / ``sgf.save`` write it). Its first player
+        (SGF's PL) is the colour of the first move when there is one: GTP lets either colour move
+        first, and a record whose PL names the other colour contradicts its own first move."""
+        first = self.moves[0][0] if self.moves else self.first_player
         return sgf.GameRecord(
             size=self.size, komi=float(self.game.komi), handicap=self.handicap,
             black_setup=tuple(int(p) for p in np.flatnonzero(self.setup == BLACK)),
             white_setup=tuple(int(p) for p in np.flatnonzero(self.setup == WHITE)),
-            first_player=self.first_player, moves=tuple(self.moves), result=result,
+            first_player=first, moves=tuple(self.moves), result=result,
             black_name=black_name, white_name=white_name)
 
     @classmethod

@@ -41,6 +41,7 @@ from typing import Callable
 
 import jax
 
+from alphago_jax.play.options import parse_options
 from alphago_jax.play.players import Network, Player, PolicyPlayer, RandomPlayer, mcts_player, network_player
 
 
@@ -119,27 +120,6 @@ def load_network(spec: str) -> Network:
     return entry.build(arg)
 
 
-def parse_options(text: str, allowed: dict[str, type], kind: str) -> dict:
-    """``"a=1,b=x"`` -> ``{"a": 1, "b": "x"}``, each value converted by its type in ``allowed``.
-
-    Raises:
-      ValueError: naming the option and the allowed ones.
-    """
-    options = {}
-    for item in filter(None, (s.strip() for s in text.split(","))):
-        name, sep, value = item.partition("=")
-        name = name.strip()
-        if not sep or name not in allowed:
-            raise ValueError(f"bad option {item!r} for {kind}; options: "
-                             f"{', '.join(f'{k}=<{t.__name__}>' for k, t in allowed.items())}")
-        try:
-            options[name] = allowed[name](value.strip())
-        except ValueError:
-            raise ValueError(f"bad value for {kind} option {name}: {value.strip()!r} "
-                             f"(expected {allowed[name].__name__})") from None
-    return options
-
-
 # ---------------------------------------------------------------------------- the built-ins
 
 def _random(arg: str) -> Player:
@@ -199,6 +179,8 @@ def untrained_network(seed: int = 0, blocks: int = 1, filters: int = 16) -> Netw
                    history=8, name="untrained")
 
 
+_ZERO_PLANES = "features.zero_planes"  # the input planes of the networks below, in their Network.key
+
 SHIPPED_NETWORK = "zero_9x9.msgpack"
 """The file name, in ``alphago_jax/data/``, of the network shipped with the package."""
 
@@ -226,9 +208,11 @@ def saved_network(saved, name: str) -> Network:
 
     from alphago_jax.nets import policy_value_apply
 
-    # The players need the policy and the value only: a network's auxiliary heads are dropped.
+    # The search reads the policy and the value only; analysis (kata-analyze) reads the
+    # auxiliary heads of a network that has them.
     return Network(apply=policy_value_apply(saved.net), planes=features.zero_planes, variables=variables,
-                   history=8, name=name)
+                   history=8, name=name, key=f"policy_value_apply({saved.net!r}), {_ZERO_PLANES}",
+                   aux=saved.net.apply if saved.net.has_aux else None)
 
 
 def _shipped_file():

@@ -34,16 +34,19 @@ from alphago_jax.search.time_control import move_budget, search_for
 from alphago_jax.search.tree import SearchTree, TreeSearch
 
 
-def make_search(game: Game, evaluator: Evaluator | None, config: SearchConfig | GraveConfig = SearchConfig()):
+def make_search(game: Game, evaluator: Evaluator | None, config: SearchConfig | GraveConfig = SearchConfig(),
+                evaluator_key: str | None = None):
     """The searched move ``(params, states, key) -> SearchOutput`` for ``config.algorithm``.
 
-    For ``"puct"`` the result is a ``TreeSearch``, whose other members search from a kept tree;
-    for a ``GraveConfig`` a ``GraveSearch`` (``evaluator`` is ignored: its playouts are its own).
+    For ``"puct"`` the result is a ``TreeSearch``, whose other members search from a kept tree
+    (and keep their compiled programs between processes when ``evaluator_key`` names the
+    evaluator); for a ``GraveConfig`` a ``GraveSearch`` (``evaluator`` is ignored: its playouts
+    are its own).
     """
     if isinstance(config, GraveConfig):
         return make_grave_search(game, config)
     if config.algorithm == "puct":
-        return TreeSearch(game, evaluator, config)
+        return TreeSearch(game, evaluator, config, evaluator_key)
     return make_mctx_search(game, evaluator, config)
 
 

@@ -5,7 +5,8 @@ float32[B, A], value float32[B])``, the value in [-1, 1] for the player to move.
 mask illegal actions and zero the value of finished games themselves.
 
 - ``rollout_evaluator``: uniform prior, the outcome of one uniformly random playout to the end
-  (no network, no parameters): the pure-MCTS baseline of every game.
+  (no network, no parameters): the pure-MCTS baseline of every game; in Go optionally the usual
+  Monte Carlo Go playout (own eyes kept, simple ko), shorter and cheaper.
 - ``policy_rollout_evaluator``: uniform prior, the outcome of one playout of AlphaGo's fast
   rollout policy (Go family).
 - ``network_evaluator``: a network and its input planes, optionally averaged over the board's
@@ -22,7 +23,8 @@ import jax.numpy as jnp
 
 from alphago_jax.features import symmetry
 from alphago_jax.games.base import BLACK, Game
-from alphago_jax.playout import play_out
+from alphago_jax.playout import play_out, sample_legal
+from alphago_jax.search.amaf import playout_mask, simple_ko_rules
 
 Evaluator = Callable[[Any, Any, jax.Array], tuple[jnp.ndarray, jnp.ndarray]]
 MASKED = -1e9  # logit of an illegal action: exp() underflows to an exact 0 prior
@@ -53,21 +55,44 @@ def _outcome_for_player_to_move(game: Game, states, final) -> jnp.ndarray:
     return jnp.where(states.to_play == BLACK, r[:, 0], r[:, 1])
 
 
-def rollout_evaluator(game: Game, max_moves: int | None = None) -> Evaluator:
+def rollout_evaluator(game: Game, max_moves: int | None = None, *, keep_eyes: bool = False,
+                      simple_ko: bool = False) -> Evaluator:
     """Uniform prior and the outcome of one uniformly random playout (no network, no params).
 
     The playout runs in-graph until every game of the batch is over, or for ``max_moves``
     moves (default ``4 * num_actions``) after which unfinished games count 0.
+
+    Go's usual Monte Carlo playout, both off by default (other games ignore them):
+
+    - ``keep_eyes``: the playout never fills a one-point eye of the player to move and passes
+      only when no other move is left (``amaf.playout_mask``; any legal move where nothing
+      else is allowed), so its games end by two passes when the board is settled rather than
+      at the move limit, and its outcomes say more about the position;
+    - ``simple_ko``: the playout's moves follow the simple ko rule rather than positional
+      superko (``amaf.simple_ko_rules``): the superko test drops out of every step.
     """
     limit = max_moves if max_moves is not None else 4 * game.num_actions
+    playout_game = simple_ko_rules(game) if simple_ko else game
+    choose = _eye_keeping_moves(playout_game) if keep_eyes else None
 
     def evaluate(params, states, key):
         del params
-        final, _ = play_out(game, states, key, limit)
+        final, _ = play_out(playout_game, states, key, limit, choose)
         return jnp.zeros((states.to_play.shape[0], game.num_actions), jnp.float32), \
             _outcome_for_player_to_move(game, states, final)
 
     return evaluate
+
+
+def _eye_keeping_moves(game: Game):
+    """``(states, key) -> int32[B]``: uniformly random moves that keep the player's own eyes
+    (``amaf.playout_mask``), any legal move where that leaves none."""
+    def allowed(state):
+        mask = playout_mask(game, state, protect_eyes=True)
+        return jnp.where(jnp.any(mask), mask, game.legal_action_mask(state))
+
+    allowed_of = jax.vmap(allowed)
+    return lambda states, key: sample_legal(key, allowed_of(states))
 
 
 def policy_rollout_evaluator(game: Game, policy, max_moves: int | None = None,

@@ -34,6 +34,7 @@ import flax.struct
 import jax
 import jax.numpy as jnp
 
+from alphago_jax.compile_cache import kept
 from alphago_jax.games.base import Game
 from alphago_jax.search.config import SearchConfig, SearchOutput, choose_moves
 from alphago_jax.search.evaluators import Evaluator, masked, value_for_mover
@@ -212,9 +213,14 @@ class TreeSearch:
 
     Every searched tree's root children hold the visits of the simulations (and of the reused
     subtree), so that ``visit_probs`` sums to 1 and is 0 on illegal actions.
+
+    ``evaluator_key`` names what ``evaluator`` computes (e.g. a network's architecture and input
+    planes) the same way in every process; given it, ``init``, ``start``, ``simulate``,
+    ``result`` and ``advance`` keep their compiled programs in the compilation cache
+    (``compile_cache.kept``), so a player started again skips tracing them.
     """
 
-    def __init__(self, game: Game, evaluator: Evaluator, config: SearchConfig):
+    def __init__(self, game: Game, evaluator: Evaluator, config: SearchConfig, evaluator_key: str | None = None):
         if config.algorithm != "puct":
             raise ValueError(f"TreeSearch runs algorithm 'puct', not {config.algorithm!r}")
         self.game, self.config = game, config
@@ -223,11 +229,14 @@ class TreeSearch:
         self._step = jax.vmap(game.step)
         self._legal = jax.vmap(game.legal_action_mask)
         self._terminal = jax.vmap(game.is_terminal)
-        self.init = jax.jit(self._init)
-        self.start = jax.jit(self._start)
-        self.simulate = jax.jit(self._simulate, static_argnums=3)
-        self.result = jax.jit(self._result)
-        self.advance = jax.jit(self._advance)
+        # The pieces a player calls keep their compiled programs between processes when the
+        # evaluator is named: the rest of the key is the rules' and settings' reprs.
+        key = None if evaluator_key is None else f"{evaluator_key}|{game!r}|{config!r}"
+        self.init = kept(jax.jit(self._init), "search_init", key)
+        self.start = kept(jax.jit(self._start), "search_start", key)
+        self.simulate = kept(jax.jit(self._simulate, static_argnums=3), "search_simulate", key, static_argnums=(3,))
+        self.result = kept(jax.jit(self._result), "search_result", key)
+        self.advance = kept(jax.jit(self._advance), "search_advance", key)
         self.run = jax.jit(self._run)
         self.step = jax.jit(self._run_and_advance)
         self._fresh = jax.jit(self._search_fresh)

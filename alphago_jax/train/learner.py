@@ -45,6 +45,9 @@ result is the single-device step's up to floating-point summation order::
     state = replicate(init_train_state(variables, config), mesh)
     for batch in batches:
         state, metrics = train_step(state, shard_batch(batch, mesh), net, config, key=k)
+
+Any batched program runs so: ``data_mesh(batch)`` is the mesh for that batch size (None on one
+device, or a ValueError when the batch does not divide), ``to_devices`` splits a batch over it.
 """
 
 from __future__ import annotations
@@ -486,12 +489,35 @@ def shard_batch(batch, mesh: Mesh):
     return jax.device_put(batch, NamedSharding(mesh, PartitionSpec(DATA_AXIS)))
 
 
+def data_mesh(batch: int, name: str = "batch") -> Mesh | None:
+    """The 1-D mesh of all of ``jax.devices()`` that batches of ``batch`` rows are split over,
+    or None on one device (nothing to split).
+
+    Raises:
+      ValueError: ``batch`` is not a multiple of the device count (the message names ``name``).
+    """
+    n = jax.device_count()
+    if n == 1:
+        return None
+    if batch % n:
+        raise ValueError(f"{name} = {batch} must be a multiple of the {n} devices each batch is split over "
+                         f"(data parallel), e.g. {max(n, batch // n * n)}")
+    return make_mesh()
+
+
+def to_devices(tree, mesh: Mesh | None):
+    """``tree`` (numpy or jax leaves with leading axis B) split along B over ``mesh``
+    (``shard_batch``); unchanged when ``mesh`` is None."""
+    return tree if mesh is None else shard_batch(tree, mesh)
+
+
 __all__ = [
     "DATA_AXIS",
     "SCORE_HUBER_DELTA",
     "OptimizerConfig",
     "TrainState",
     "augment_batch",
+    "data_mesh",
     "decay_mask",
     "init_train_state",
     "l2_penalty",
@@ -501,6 +527,7 @@ __all__ = [
     "make_schedule",
     "replicate",
     "shard_batch",
+    "to_devices",
     "train_step",
     "zero_loss",
 ]

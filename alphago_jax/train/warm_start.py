@@ -11,7 +11,7 @@ position; ``train_supervised`` fits a ``DualResNet`` to them with random symmetr
     save_network(path, result.state.variables, ...)    # then `alphago-jax train --init path`
 
 Records come from folders, SGF files and archives as ``alphago-jax dataset build`` reads them
-(``dataset.iter_records``) and are parsed with ``sgf.load``; a record with setup stones, another board size or a move
+(``sgf.iter_records``) and are parsed with ``sgf.load``; a record with setup stones, another board size or a move
 the rules reject is skipped (counted in ``RecordExamples.skipped``, with the reason of the
 first few). Data flows records -> ``replay.Examples`` -> ``TrainState``: nothing here knows
 about self-play.
@@ -30,7 +30,7 @@ from alphago_jax.games.history import WithHistory
 from alphago_jax.nets import policy_value_apply
 from alphago_jax.train import learner, replay
 from alphago_jax.games.base import BLACK, WHITE
-from alphago_jax.train.dataset import iter_records, winner_of
+from alphago_jax.sgf import iter_records, winner_of
 from alphago_jax.train.learner import OptimizerConfig, TrainState
 
 
@@ -68,7 +68,7 @@ def record_examples(sources: Iterable, *, size: int = 9, komi: float = 7.5, batc
     """Every position (before each recorded move) of the SGF records in ``sources``.
 
     Args:
-      sources: folders (searched recursively), SGF files and archives (``dataset.iter_records``).
+      sources: folders (searched recursively), SGF files and archives (``sgf.iter_records``).
       size, komi: the game the planes are made for (komi does not enter the planes).
       batch: records replayed together in one compiled scan.
       max_records: read at most this many records (None: all).

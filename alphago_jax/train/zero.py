@@ -24,8 +24,9 @@ network's rating over the initial one).
 Checkpoints hold the network (params, batch statistics), the optimizer state, the step, the
 replay buffer, the self-play games in flight with their trajectories, the best network, the PRNG
 key and the iteration: a resumed run continues the same games and draws the same random numbers,
-so it reproduces the run that was not interrupted. One checkpoint per iteration; the metrics
-rows past the checkpoint resumed from are dropped and logged again.
+so it reproduces the run that was not interrupted. One checkpoint every ``checkpoint_interval``
+iterations (default every one) and after the last; the metrics rows past the checkpoint resumed
+from are dropped and logged again.
 
 Data parallelism: the games are split into ``workers`` groups, each with its own share of the
 self-play batch, its own replay shard (``replay_capacity / workers`` positions, fed by its own
@@ -48,13 +49,13 @@ against pure MCTS), ``sample_gnugo.sgf`` (the same against GNU Go, when it plays
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import json
 import os
 import pathlib
 import shutil
-import time
 from typing import Any, Callable, Mapping, NamedTuple
 
 import jax
@@ -73,6 +74,7 @@ from alphago_jax.train.evaluation import MatchResult
 from alphago_jax.train.external_eval import GnuGoMatch, GnuGoOutput
 from alphago_jax.train.learner import OptimizerConfig, TrainState
 from alphago_jax.train.metrics import RunLogger, plot_metrics, read_metrics
+from alphago_jax.train.timing import Clock, PhaseTimer, TimeBudget, WallClock, plan_end
 from alphago_jax.train.selfplay import (
     STAT_NAMES,
     MatchOutput,
@@ -158,10 +160,22 @@ class ZeroConfig:
 
     Evaluation: ``eval_games`` games (half with each colour) against each opponent at the start,
     every ``eval_interval`` iterations (0: only at the start and the end) and after the last
-    iteration; the network searches with ``eval_simulations``; the pure-MCTS baseline with
-    ``baseline_simulations`` random playouts per move. ``gate``: the score the latest network
-    needs against the best one to become the best (None: no match against the best).
-    ``eval_games = 0`` turns evaluation off.
+    iteration; the network searches with ``eval_simulations`` (``eval_search``), gathering
+    ``eval_leaves`` leaves per network call with virtual loss (the largest divisor of
+    ``eval_simulations`` up to ``eval_leaf_batch``; 1 for ``"gumbel"``), as the players do: a
+    match searches only ``eval_games / 2`` games at a time, and more leaves per call mean wider
+    network calls and fewer of them in sequence per move. The pure-MCTS baseline
+    (``baseline_search``, ``baseline_evaluator``): PUCT with uniform priors and
+    ``baseline_simulations`` random playouts per move, Monte Carlo Go's usual playouts (a
+    player never fills its own one-point eyes, simple ko), gathered ``baseline_leaves`` at a
+    time with virtual loss (the largest divisor of ``baseline_simulations`` up to
+    ``baseline_leaf_batch``; ``search.tree``): each round of its search is one batch of
+    playouts over all games and leaves, so a move takes ``baseline_simulations /
+    baseline_leaves`` playouts in sequence rather than ``baseline_simulations``
+    (docs/benchmarks.md: its speed, and its strength against one leaf per round of uniformly
+    random playouts under superko).
+    ``gate``: the score the latest network needs against the best one to become the best
+    (None: no match against the best). ``eval_games = 0`` turns evaluation off.
 
     Evaluation against GNU Go (off at ``gnugo_level = None``): each evaluation also plays
     ``gnugo_games`` games (even; half with each colour) against GNU Go at ``--level gnugo_level``
@@ -169,10 +183,14 @@ class ZeroConfig:
     after GNU Go's cleanup phase (``train.external_eval``): a reference nobody here wrote, so
     its win rate and Elo (``win_gnugo``, ``elo_gnugo``) compare runs and networks. The binary is
     ``gnugo_path`` (None: ``gtp_client.find_gnugo``); where it is missing the run says so once
-    and goes on without these games. These three settings only affect evaluation, so a resumed
-    run may change them.
+    and goes on without these games. These three settings, ``eval_leaf_batch`` and
+    ``baseline_leaf_batch`` only affect evaluation, so a resumed run may change them.
 
-    Run: ``iterations``, ``keep`` (checkpoints kept), ``seed``.
+    Run: ``iterations``, ``keep`` (checkpoints kept), ``seed``, ``checkpoint_interval``: a
+    checkpoint after every this many iterations and after the last one (a kill loses at most
+    that many; a resumed run repeats them exactly). A checkpoint holds the whole replay buffer:
+    the ``9x9`` preset's 500,000 positions took 6.5 s to write on a 2-core CPU
+    (docs/benchmarks.md). It touches nothing of the run's state, so a resumed run may change it.
     """
 
     board_size: int = 5
@@ -210,13 +228,16 @@ class ZeroConfig:
     eval_interval: int = 5
     eval_games: int = 64
     eval_simulations: int = 16
+    eval_leaf_batch: int = 1
     baseline_simulations: int = 32
+    baseline_leaf_batch: int = 8
     gate: float | None = 0.55
     gnugo_level: int | None = None
     gnugo_games: int = 20
     gnugo_path: str | None = None
     keep: int = 2
     seed: int = 0
+    checkpoint_interval: int = 1
 
     def __post_init__(self):
         def bad(name, why):
@@ -232,7 +253,7 @@ class ZeroConfig:
             integer(name, 0)
         for name in ("filters", "value_hidden", "num_simulations", "selfplay_batch", "selfplay_moves",
                      "replay_capacity", "train_batch", "train_steps", "iterations", "eval_simulations",
-                     "baseline_simulations", "keep"):
+                     "eval_leaf_batch", "baseline_simulations", "baseline_leaf_batch", "keep", "checkpoint_interval"):
             integer(name, 1)
         if self.search not in _SEARCHES:
             bad("search", f"must be one of {_SEARCHES}")
@@ -328,15 +349,37 @@ class ZeroConfig:
                                    gumbel_scale=0.0)
 
     @property
+    def eval_leaves(self) -> int:
+        """Leaves per network call of the network's evaluation search: the largest divisor of
+        ``eval_simulations`` up to ``eval_leaf_batch`` (1 for Gumbel search, which has none)."""
+        return _divisor_up_to(self.eval_simulations, self.eval_leaf_batch) if self.search == "puct" else 1
+
+    @property
     def eval_search(self) -> SearchConfig:
-        """The network's search in evaluation games: ``search`` without noise, the best move."""
+        """The network's search in evaluation games: ``search`` without noise, the best move,
+        ``eval_leaves`` leaves per network call."""
         return SearchConfig(num_simulations=self.eval_simulations, algorithm=self.search, c_puct=self.c_puct,
                             dirichlet_fraction=0.0, temperature=0.0, gumbel_considered=self.gumbel_considered,
-                            gumbel_scale=0.0)
+                            gumbel_scale=0.0, leaf_batch=self.eval_leaves)
+
+    @property
+    def baseline_leaves(self) -> int:
+        """Leaves per round of the pure-MCTS baseline: the largest divisor of
+        ``baseline_simulations`` up to ``baseline_leaf_batch``."""
+        return _divisor_up_to(self.baseline_simulations, self.baseline_leaf_batch)
+
+    @property
+    def baseline_evaluator(self):
+        """The pure-MCTS baseline's leaf value (``search.Evaluator`` of ``game.game``, no
+        parameters): one random playout that keeps the player's own eyes, under simple ko."""
+        return rollout_evaluator(self.game.game, keep_eyes=True, simple_ko=True)
 
     @property
     def baseline_search(self) -> SearchConfig:
-        return SearchConfig(num_simulations=self.baseline_simulations, dirichlet_fraction=0.0, temperature=0.0)
+        """The pure-MCTS baseline's search: ``baseline_simulations`` playouts, ``baseline_leaves``
+        per round, the most visited move."""
+        return SearchConfig(num_simulations=self.baseline_simulations, leaf_batch=self.baseline_leaves,
+                            dirichlet_fraction=0.0, temperature=0.0)
 
     # -- dictionaries (checkpoint metadata, command-line overrides) ---------------------------
 
@@ -361,6 +404,11 @@ class ZeroConfig:
         return cls(**d)
 
 
+def _divisor_up_to(n: int, most: int) -> int:
+    """The largest divisor of ``n`` that is at most ``most`` (at least 1)."""
+    return max(k for k in range(1, min(most, n) + 1) if n % k == 0)
+
+
 PRESETS: dict[str, ZeroConfig] = {
     # The default: 5x5 Go on a 2-core CPU in about 4 minutes (docs/results.md).
     "tiny": ZeroConfig(),
@@ -370,22 +418,48 @@ PRESETS: dict[str, ZeroConfig] = {
         temperature_moves=4, selfplay_batch=8, selfplay_moves=16, replay_capacity=1024, min_replay=32,
         train_batch=16, train_steps=4, workers=4, iterations=3, eval_interval=0, eval_games=8,
         eval_simulations=4, baseline_simulations=4, keep=2),
-    # One accelerator, hours.
+    # One H200-class GPU, hours. Sized from measurements on an H200 (issue 44, docs/benchmarks.md):
+    # bench_zero at 512 games in flight gave 2,046 self-play positions/s (262k simulations/s) and
+    # 43 training steps/s of 512, and the search benchmark gives 4x more simulations/s at 2,048
+    # games than at 256: so 2,048 games in flight, and 16 moves of each per iteration keep the
+    # iteration at 32,768 positions (4.2M simulations), at most 16 s of self-play at the 512-game
+    # rate, beside 256 training steps (6 s at 43 steps/s; each position is sampled about 4 times
+    # while in the buffer). Device memory: about 0.3 MB of trajectory and 0.6 MB of search tree
+    # per game (under 2 GB for 2,048), the replay buffer 0.9 GB. Evaluation every 25 iterations
+    # (105M simulations of self-play, about 10 minutes): 4 searching sides (against random play,
+    # pure MCTS, twice against the best network) x 64 games x at most 162 plies x 128
+    # simulations = 5.3M simulations, the network's search gathering 8 leaves per call (16 calls
+    # in sequence a move, not 128); the pure-MCTS baseline 200 playouts x 64 games x 162 plies =
+    # 2.1M playouts, each about 1.5 simulations' time on the H200 (the rules benchmark's 22.6M
+    # steps/s at 4,096 games, some 130 steps a playout), in 5 rounds of 40 leaves (2,560
+    # playouts side by side): about 7% of the wall time when the device is busy throughout.
+    # A checkpoint every 4 iterations: the full replay buffer (855 MB) took 6.5 s to write on a
+    # 2-core CPU, a quarter of an iteration's time here if written every iteration.
     "9x9": ZeroConfig(
         board_size=9, komi=7.5, pass_after=40, blocks=6, filters=64, value_hidden=64, num_simulations=128,
-        dirichlet_alpha=0.3, temperature_moves=16, selfplay_batch=512, selfplay_moves=64,
+        dirichlet_alpha=0.3, temperature_moves=16, selfplay_batch=2048, selfplay_moves=16,
         replay_capacity=500_000, min_replay=20_000, train_batch=512, train_steps=256,
         optimizer=OptimizerConfig(kind="sgd", learning_rate=2e-2, momentum=0.9, weight_decay=1e-4,
                                   schedule="piecewise", boundaries=(100_000, 200_000)),
-        iterations=1000, eval_interval=25, eval_games=128, eval_simulations=128, baseline_simulations=1000),
-    # The paper's 20-block network and search on a pod (days). Device memory: the games'
-    # trajectories take 5.5 MB per game (5.6 GB), the replay buffer 7.5 GB, split over devices.
+        iterations=1000, eval_interval=25, eval_games=128, eval_simulations=128, eval_leaf_batch=8,
+        baseline_simulations=200, baseline_leaf_batch=40, checkpoint_interval=4),
+    # AlphaGo Zero's network (19 residual blocks of 256 filters) and 800 simulations on one
+    # H200-class GPU (days to weeks; a pod splits the games over its devices). The forward pass
+    # dominates: bench_nets on an H200 in bfloat16 gave AlphaGo's 13-layer policy network 153k
+    # positions/s at batch 256 and 209k at 1,024 (the 20-block rows are yet to be measured, by
+    # experiments/accelerator_check.py), so 1,024 games in flight feed the network batches of
+    # 1,024. Device memory: trajectories 5.5 MB per game (5.6 GB), search trees about 15 MB per
+    # game (801 nodes of a 12 KB game state and its edges: 15 GB), the replay buffer 7.5 GB;
+    # about 30 GB in all. Evaluation every 25 iterations (2.6G simulations of self-play): 4
+    # searching sides x 128 games x at most 722 plies x 800 simulations = 296M simulations (a
+    # tenth of the wall time), 8 leaves per call; the pure-MCTS baseline 400 playouts a move
+    # (random 19x19 playouts run to the move limit), in 25 rounds of 16 leaves.
     "19x19": ZeroConfig(
         board_size=19, komi=7.5, blocks=19, filters=256, value_hidden=256, num_simulations=800,
         dirichlet_alpha=0.03, temperature_moves=30, selfplay_batch=1024, selfplay_moves=128,
         replay_capacity=1_000_000, min_replay=100_000, train_batch=2048, train_steps=1000,
-        optimizer=OptimizerConfig.alphago_zero(scale=0.25), iterations=1000, eval_interval=10,
-        eval_games=256, eval_simulations=800, baseline_simulations=10_000),
+        optimizer=OptimizerConfig.alphago_zero(scale=0.25), iterations=1000, eval_interval=25,
+        eval_games=256, eval_simulations=800, eval_leaf_batch=8, baseline_simulations=400, baseline_leaf_batch=16),
 }
 DEFAULT_PRESET = "tiny"
 
@@ -556,7 +630,7 @@ def build(config: ZeroConfig, mesh=None) -> Programs:
 
     pairs = config.eval_games // 2 // w
     net_mover = search_mover(make_search(game, evaluator, config.eval_search))
-    mcts = make_search(game.game, rollout_evaluator(game.game), config.baseline_search)
+    mcts = make_search(game.game, config.baseline_evaluator, config.baseline_search)
     opponents = {"random": random_mover(game), "mcts": inner_mover(search_mover(mcts)), "best": net_mover}
 
     def match_program(opponent):
@@ -627,9 +701,11 @@ def saved_config(out_dir) -> ZeroConfig | None:
     return jobs.saved_config(out_dir, KIND, ZeroConfig)
 
 
-_FREE_ON_RESUME = ("iterations", "gnugo_level", "gnugo_games", "gnugo_path")
-"""The settings a resumed run may change: its length, and the evaluation against GNU Go (which
-touches nothing of the run's state)."""
+_FREE_ON_RESUME = ("iterations", "gnugo_level", "gnugo_games", "gnugo_path", "eval_leaf_batch", "baseline_leaf_batch",
+                   "checkpoint_interval")
+"""The settings a resumed run may change: its length, the evaluation against GNU Go, how the
+evaluation's searches batch their leaves and how often it checkpoints (which touch nothing of the
+run's state)."""
 
 
 def _config_differences(a: ZeroConfig, b: ZeroConfig) -> list[str]:
@@ -668,26 +744,51 @@ def _write_sample(path: pathlib.Path, config: ZeroConfig, out: MatchOutput | Gnu
     sgf.save(record, path)  # atomic: a run killed here keeps the previous samples whole
 
 
+MATCHES = ("random", "mcts", "best", "gnugo")
+"""The matches of an evaluation, in the order they are played (and kept when time is short);
+``eval_<name>_s`` in metrics.csv is the wall time of each."""
+
+
+def _matches(config: ZeroConfig, iteration: int, gnugo: str | None) -> tuple[str, ...]:
+    """The matches of the evaluation at ``iteration`` (none with ``eval_games = 0``)."""
+    if not config.eval_games:
+        return ()
+    wanted = {"random": True, "mcts": True, "best": config.gate is not None and iteration > 0,
+              "gnugo": gnugo is not None}
+    return tuple(m for m in MATCHES if wanted[m])
+
+
 def _evaluate(programs: Programs, config: ZeroConfig, state: dict, key, iteration: int, out_dir: pathlib.Path,
-              gnugo: str | None = None, say: Callable[[str], None] = print) -> tuple[dict, dict]:
+              gnugo: str | None = None, say: Callable[[str], None] = print, *,
+              play: tuple[str, ...] | None = None, timer: PhaseTimer | None = None) -> tuple[dict, dict]:
     """Matches against random play, pure MCTS, (after the start) the best network and, given
     its binary ``gnugo`` (``_gnugo_binary``), GNU Go at ``config.gnugo_level``.
+
+    ``play``: the matches to play (default: all of ``_matches``); the others are left out of the
+    row. Each match draws its own key from ``key`` whichever are played. ``timer`` times each
+    as ``eval_<name>``.
 
     Returns ``(metrics row entries, state)``; the state's best network is replaced when the
     latest one passes the gate. ``say`` reports a failed match against GNU Go.
     """
+    play = _matches(config, iteration, gnugo) if play is None else play
+    timed = timer if timer is not None else (lambda name: contextlib.nullcontext())
     variables = state["train"].variables
     k_random, k_mcts, k_best, k_gnugo = programs.split(key)
     row, results = {}, {}
     for name, k in (("random", k_random), ("mcts", k_mcts)):
-        out = to_host(programs.matches[name](variables, None, k))
+        if name not in play:
+            continue
+        with timed(f"eval_{name}"):
+            out = to_host(programs.matches[name](variables, None, k))
         results[name] = MatchResult.from_outcomes("zero", name, out.outcomes)
         row.update(_match_metrics(name, results[name]))
         if name == "mcts" and jax.process_index() == 0:
             _write_sample(out_dir / "sample.sgf", config, out, iteration,
                           f"pure MCTS, {config.baseline_simulations} playouts")
-    if config.gate is not None and iteration > 0:
-        out = to_host(programs.matches["best"](variables, state["best"], k_best))
+    if "best" in play:
+        with timed("eval_best"):
+            out = to_host(programs.matches["best"](variables, state["best"], k_best))
         result = MatchResult.from_outcomes("zero", "best", out.outcomes)
         row.update({k: v for k, v in _match_metrics("best", result).items() if not k.startswith("elo_")})
         promoted = result.win_rate >= config.gate
@@ -695,8 +796,9 @@ def _evaluate(programs: Programs, config: ZeroConfig, state: dict, key, iteratio
             best_elo = np.float32(float(state["best_elo"]) + result.elo)
             state = {**state, "best": variables, "best_elo": replicated(best_elo, programs.mesh)}
         row["promoted"] = int(promoted)
-    if gnugo is not None:
-        row.update(_gnugo_metrics(programs, config, variables, k_gnugo, gnugo, iteration, out_dir, say))
+    if "gnugo" in play and gnugo is not None:
+        with timed("eval_gnugo"):
+            row.update(_gnugo_metrics(programs, config, variables, k_gnugo, gnugo, iteration, out_dir, say))
     row["best_elo"] = float(state["best_elo"])
     return row, state
 
@@ -771,7 +873,8 @@ def initialize_distributed(enabled: bool | None = None) -> bool:
 
 def train(config: ZeroConfig, out_dir, *, resume: bool = False, progress: bool = True,
           callback: Callable[[str, int], None] | None = None, distributed: bool | None = None,
-          log: Callable[[str], None] | None = None, time_limit: float | None = None, init=None) -> RunResult:
+          log: Callable[[str], None] | None = None, time_limit: float | None = None, init=None,
+          clock: Clock | None = None) -> RunResult:
     """Run (or resume) AlphaGo Zero training of ``config`` into ``out_dir``.
 
     Args:
@@ -780,17 +883,25 @@ def train(config: ZeroConfig, out_dir, *, resume: bool = False, progress: bool =
       resume: continue from the latest checkpoint in ``out_dir`` (start afresh if there is
         none). Without it, a directory that holds checkpoints is refused. A resumed run keeps
         its configuration; only ``iterations`` may differ (to extend a run).
-      progress: show a tqdm progress bar (on stderr).
+      progress: show a tqdm progress bar (on stderr), its label naming the current phase.
       callback: called as ``callback(phase, iteration)`` before each phase of each iteration
         (``"selfplay"``, ``"train"``, ``"evaluate"``, ``"checkpoint"``; iteration counting from
         1) and with ``("done", iterations)`` at the end.
       distributed: call ``jax.distributed.initialize()`` first (None: per ``ALPHAGO_JAX_DISTRIBUTED``).
-      log: where the per-evaluation lines go (default: through tqdm to stderr).
-      time_limit: seconds of wall time: the run stops after the iteration during which they
-        ran out, evaluating and checkpointing it as a last iteration (``--resume`` continues).
+      log: where the per-evaluation lines, the programs' compile times and the time-limit
+        decisions go (default: through tqdm to stdout).
+      time_limit: seconds of wall time for this call, a hard budget: after each iteration's
+        training the run checks that another iteration, the evaluation and checkpoint of both
+        still fit before the deadline (``timing.plan_end``, from the times measured so far);
+        if not, this iteration is the last, and its evaluation plays only the matches that
+        fit (or none), saying which it left out. The run ends within the limit plus one
+        iteration; ``--resume`` continues it.
       init: start the network (and nothing else: optimizer, buffer and games are new) from a
         network file, a training run's directory or a warm-start directory (``init_network``).
         Only for a new run: a directory that holds checkpoints keeps its own network.
+      clock: where the run reads wall seconds and compile seconds (``timing.Clock``; default a
+        ``timing.WallClock`` opened for the call). The phase times in metrics.csv and the time
+        limit use it.
 
     Returns:
       A ``RunResult``.
@@ -799,9 +910,19 @@ def train(config: ZeroConfig, out_dir, *, resume: bool = False, progress: bool =
       ValueError: a bad configuration, a directory holding another run, or (``CheckpointError``)
         a corrupted or foreign checkpoint directory; the message names the path.
     """
+    if clock is not None:
+        return _run(config, out_dir, resume, progress, callback, distributed, log, time_limit, init, clock)
+    with WallClock() as wall:
+        return _run(config, out_dir, resume, progress, callback, distributed, log, time_limit, init, wall)
+
+
+def _run(config: ZeroConfig, out_dir, resume: bool, progress: bool, callback, distributed, log, time_limit, init,
+         clock: Clock) -> RunResult:
+    """``train``'s body, on an open ``clock``."""
     from tqdm.auto import tqdm
 
-    session_start = time.perf_counter()
+    session_start = clock.now()
+    budget = TimeBudget(None if time_limit is None else max(0.0, float(time_limit)), session_start)
     initialize_distributed(distributed)
     out = pathlib.Path(out_dir).absolute()
     lead = jax.process_index() == 0  # the process that writes logs, plots and the sample game
@@ -829,10 +950,11 @@ def train(config: ZeroConfig, out_dir, *, resume: bool = False, progress: bool =
     state = programs.init(jax.random.PRNGKey(config.seed))
     chain = []  # the provenance of the network: what it started from
     elapsed = 0.0  # wall seconds of this run over all its sessions
+    metadata = {}
     if latest is not None:
         restored = ckpt.restore(latest, target=state)
-        state, chain = restored.state, list(restored.metadata.get("chain", []))
-        elapsed = float(restored.metadata.get("elapsed_s", 0.0))
+        state, metadata = restored.state, restored.metadata
+        chain, elapsed = list(metadata.get("chain", [])), float(metadata.get("elapsed_s", 0.0))
     elif started_from is not None:
         fresh = learner.init_train_state(started_from.variables, config.optimizer)
         fresh = jax.device_put(fresh, jax.tree_util.tree_map(lambda x: x.sharding, state["train"]))
@@ -841,69 +963,93 @@ def train(config: ZeroConfig, out_dir, *, resume: bool = False, progress: bool =
     start = int(state["iteration"])
     metrics_path = out / "metrics.csv"
     logger = RunLogger(metrics_path, tensorboard_dir=out / "tb", resume_step=start if start > 0 else -1) if lead else None
+    if logger and start > 0:
+        _log_saved_row(logger, metrics_path, start, metadata)
     bar = tqdm(total=config.iterations, initial=min(start, config.iterations), desc="AlphaGo Zero",
                unit="it", disable=not (progress and lead), dynamic_ncols=True)
     say = log or (lambda text: tqdm.write(text) if lead else None)
     notify = callback or (lambda phase, iteration: None)
     gnugo = _gnugo_binary(config, say)
+    timer = PhaseTimer(clock, say=say)
 
-    def evaluate(iteration, key):
+    def enter(phase, iteration):
+        notify(phase, iteration)
+        bar.set_description(f"AlphaGo Zero [{phase}]")
+
+    def evaluate(iteration, key, play):
         nonlocal state
-        row, state = _evaluate(programs, config, state, key, iteration, out, gnugo=gnugo, say=say)
+        with timer("eval", report=False):
+            row, state = _evaluate(programs, config, state, key, iteration, out, gnugo=gnugo, say=say, play=play,
+                                   timer=timer)
         say(f"iteration {iteration}: {_summary(row, config)}")
         return row
 
     if start == 0 and config.eval_games:
         # The untrained network: the baseline the later evaluations are compared with.
-        notify("evaluate", 0)
-        row = evaluate(0, jax.random.fold_in(state["key"], 1 << 30))
-        if logger:
-            logger.log(0, {**row, "train_step": 0})
+        if budget.left(clock.now()) > 0:
+            enter("evaluate", 0)
+            row = evaluate(0, jax.random.fold_in(state["key"], 1 << 30), _matches(config, 0, gnugo))
+            row.update(timer.row(EVAL_PARTS))
+            if logger:
+                logger.log(0, {**row, "train_step": 0})
+        else:
+            say("time limit: no evaluation of the untrained network")
 
-    started = time.perf_counter()
     for iteration in range(start + 1, config.iterations + 1):
-        t0 = time.perf_counter()
+        timer.reset()
         key, k_selfplay, k_train, k_eval = programs.split(state["key"])
-        notify("selfplay", iteration)
-        sp, buffer, stats = programs.selfplay(state["train"].variables, state["selfplay"], state["replay"], k_selfplay)
-        stats = dict(zip(STAT_NAMES, to_host(stats).sum(axis=1).tolist()))
-        sizes = to_host(buffer.size)  # [W]
+        enter("selfplay", iteration)
+        with timer("selfplay"):
+            sp, buffer, stats = programs.selfplay(state["train"].variables, state["selfplay"], state["replay"],
+                                                  k_selfplay)
+            stats = dict(zip(STAT_NAMES, to_host(stats).sum(axis=1).tolist()))
+            sizes = to_host(buffer.size)  # [W]
         state = {**state, "selfplay": sp, "replay": buffer}
-        t_selfplay = time.perf_counter() - t0
         row = {"games": stats["games"], "positions": stats["positions"], "replay_size": int(sizes.sum()),
                "black_win_rate": stats["black_wins"] / max(stats["games"], 1),
-               "selfplay_positions_per_s": config.selfplay_batch * config.selfplay_moves / t_selfplay}
+               "selfplay_positions_per_s": config.selfplay_batch * config.selfplay_moves / timer.seconds["selfplay"]}
         row.update(_resign_metrics(config, stats, sp))
 
-        notify("train", iteration)
+        enter("train", iteration)
         if int(sizes.min()) * programs.workers >= config.min_replay:  # every shard has its share
-            t1 = time.perf_counter()
-            train_state, metrics = train_iteration(programs, state["train"], state["replay"], k_train,
-                                                   config.train_steps)
+            with timer("train"):
+                train_state, metrics = train_iteration(programs, state["train"], state["replay"], k_train,
+                                                       config.train_steps)
             state = {**state, "train": train_state}
             row.update({k: float(np.mean(v)) for k, v in metrics.items()})
-            row["train_steps_per_s"] = config.train_steps / (time.perf_counter() - t1)
+            row["train_steps_per_s"] = config.train_steps / timer.seconds["train"]
         row["train_step"] = int(state["train"].step)
 
-        last = iteration == config.iterations or _out_of_time(started, time_limit)
-        evaluating = config.eval_games and (last or (config.eval_interval and iteration % config.eval_interval == 0))
-        if evaluating:
-            notify("evaluate", iteration)
-            row.update(evaluate(iteration, k_eval))
+        left = budget.left(clock.now())
+        plan = _plan(config, timer, left, iteration, gnugo)
+        if plan.last and iteration < config.iterations:
+            say(f"time limit: iteration {iteration} is the last of this session ({max(0.0, left):.0f} s left, not "
+                "enough for another iteration and the final evaluation); --resume continues")
+        if plan.skipped:
+            say(_skipped_note(iteration, plan, _match_costs(timer, plan.skipped), left))
+        if plan.play:
+            enter("evaluate", iteration)
+            row.update(evaluate(iteration, k_eval, plan.play))
         state = {**state, "key": key, "iteration": replicated(np.int32(iteration), programs.mesh)}
+
+        if plan.last or iteration % config.checkpoint_interval == 0:
+            enter("checkpoint", iteration)
+            saved_row = {k: v for k, v in {**row, **timer.row(EVAL_PARTS)}.items() if k != "checkpoint_s"}
+            with timer("checkpoint", report=False):
+                ckpt.save(iteration, state, metadata={
+                    "config": config.to_dict(), "iteration": iteration, "train_step": row["train_step"],
+                    "devices": programs.mesh.devices.size, "workers": programs.workers, "chain": chain,
+                    "elapsed_s": elapsed + clock.now() - session_start,
+                    "device": f"{programs.mesh.devices.size} x {programs.mesh.devices.flat[0].device_kind}",
+                    "row": _jsonable(saved_row)})
+        row.update(timer.row(EVAL_PARTS))
         if logger:
             logger.log(iteration, row)
-
-        notify("checkpoint", iteration)
-        ckpt.save(iteration, state, metadata={
-            "config": config.to_dict(), "iteration": iteration, "train_step": row["train_step"],
-            "devices": programs.mesh.devices.size, "workers": programs.workers, "chain": chain,
-            "elapsed_s": elapsed + time.perf_counter() - session_start,
-            "device": f"{programs.mesh.devices.size} x {programs.mesh.devices.flat[0].device_kind}"})
         bar.set_postfix({k: f"{row[k]:.3g}" for k in ("loss", "win_random", "win_mcts") if k in row})
         bar.update(1)
-        if last:
+        if plan.last:
             break
+    bar.set_description("AlphaGo Zero")
     bar.close()
     notify("done", int(state["iteration"]))
 
@@ -921,17 +1067,65 @@ def train(config: ZeroConfig, out_dir, *, resume: bool = False, progress: bool =
                      sample_game=sample, iterations=final, train_steps=int(state["train"].step))
 
 
-def _out_of_time(started: float, time_limit: float | None) -> bool:
-    """Whether ``time_limit`` seconds have passed since ``started``, as the first process sees
-    it: every process of a multi-host run must stop after the same iteration."""
-    if time_limit is None:
-        return False
-    out = time.perf_counter() - started >= time_limit
-    if jax.process_count() > 1:
-        from jax.experimental import multihost_utils
+EVAL_PARTS = tuple(f"eval_{m}" for m in MATCHES)
+"""The timed parts of an evaluation: ``eval_<match>_s`` columns where the match was played."""
 
-        out = bool(multihost_utils.broadcast_one_to_all(np.int32(out)))
+
+def _match_costs(timer: PhaseTimer, matches) -> dict:
+    """The estimated seconds of each match (None: unknown). The match against the best network,
+    before it is first played: about twice the one against random play (the network's search
+    on both sides) plus that one's first compile (a program of its size to compile)."""
+    cost = {m: timer.estimate(f"eval_{m}") for m in matches}
+    random_s = timer.estimate("eval_random")
+    if "best" in cost and cost["best"] is None and random_s is not None:
+        cost["best"] = 2 * random_s + (timer.first_compile("eval_random") or 0.0)
+    return cost
+
+
+def _plan(config: ZeroConfig, timer: PhaseTimer, left: float, iteration: int, gnugo: str | None):
+    """``timing.plan_end`` for the iteration whose training just ended, the same on every process."""
+    matches = _matches(config, iteration, gnugo)
+    estimates = [timer.estimate(p) for p in ("selfplay", "train")]
+    plan = plan_end(left, final=iteration >= config.iterations,
+                    due=bool(config.eval_interval) and iteration % config.eval_interval == 0,
+                    matches=matches, cost=_match_costs(timer, matches),
+                    iteration_s=sum(e for e in estimates if e is not None), checkpoint_s=timer.estimate("checkpoint"))
+    if jax.process_count() == 1:
+        return plan
+    from jax.experimental import multihost_utils
+
+    # Every process must stop after the same iteration and play the same matches: the first decides.
+    code = int(plan.last) + sum(2 << i for i, m in enumerate(MATCHES) if m in plan.play)
+    code = int(multihost_utils.broadcast_one_to_all(np.int32(code)))
+    play = tuple(m for i, m in enumerate(MATCHES) if code & (2 << i))
+    last = bool(code & 1)
+    return plan._replace(last=last, play=play, skipped=tuple(m for m in matches if m not in play) if last else ())
+
+
+def _skipped_note(iteration: int, plan, costs: Mapping[str, float | None], left: float) -> str:
+    """The log line of a final evaluation shortened or skipped for lack of time."""
+    what = "no final evaluation" if not plan.play else \
+        f"a shortened final evaluation, without {', '.join(plan.skipped)}"
+    known = [c for c in costs.values() if c is not None]
+    about = f"; the matches left out take about {sum(known):.0f} s" if known else ""
+    return f"time limit: iteration {iteration} gets {what} ({max(0.0, left):.0f} s left{about})"
+
+
+def _jsonable(row: Mapping[str, Any]) -> dict:
+    """A metrics row as JSON values (NaN and infinities as None), for the checkpoint's metadata."""
+    out = {}
+    for k, v in row.items():
+        v = v.item() if hasattr(v, "item") else v
+        out[k] = None if isinstance(v, float) and not np.isfinite(v) else v
     return out
+
+
+def _log_saved_row(logger: RunLogger, metrics_path: pathlib.Path, iteration: int, metadata: Mapping) -> None:
+    """Log the metrics row saved with the checkpoint of ``iteration`` when metrics.csv lacks it
+    (the run was killed between writing the checkpoint and logging its row)."""
+    row = metadata.get("row")
+    if row is not None and iteration not in read_metrics(metrics_path).get("step", np.zeros(0)):
+        logger.log(iteration, row)
 
 
 def _plot_keys(metrics_csv) -> list[list[str]]:

@@ -152,7 +152,7 @@ def phase_report(run_dir: pathlib.Path, wall: float, limit: float, eval_interval
     lines = ["| iteration | self-play s | train s | eval s | checkpoint s | compile s | self-play positions/s |",
              "|---:|---:|---:|---:|---:|---:|---:|"]
     for i, s in enumerate(steps):
-        cells = [f"{col(k)[i]:.1f}" for k in (*PHASES, "compile_s")]
+        cells = [f"{col(k)[i]:.2f}" for k in (*PHASES, "compile_s")]
         rate = col("selfplay_positions_per_s")[i]
         lines.append(f"| {s} | " + " | ".join(cells) + f" | {rate:,.0f} |".replace("nan", "-"))
     totals = {k: float(sum(x for x in col(k) if x == x)) for k in PHASES}
@@ -166,20 +166,19 @@ def phase_report(run_dir: pathlib.Path, wall: float, limit: float, eval_interval
         rate = statistics.median(rates)
         versus = f", {rate / bench_rate:.2f}x bench_zero's {bench_rate:,.0f}" if bench_rate else ""
         lines.append(f"Main-job self-play: {rate:,.0f} positions/s (median of iterations 2 on{versus}).")
-    evals = [i for i in range(len(steps)) if col("eval_s")[i] > 0]
-    if iterations and evals:
+    evals = [i for i in range(len(steps)) if col("eval_s")[i] > 0 and steps[i] != 1]
+    if eval_interval and len(iterations) > 1 and evals:
+        # From the second iteration on nothing compiles but an evaluation's first match against
+        # the best network: compile time is taken out of the evaluations (iteration 1, whose
+        # compile time is self-play's and training's, is left out of them).
         compile_s = col("compile_s")
-        per_iteration = statistics.median(
-            sum(col(k)[i] for k in ("selfplay_s", "train_s", "checkpoint_s")) - compile_s[i]
-            for i in iterations[1:] or iterations)
-        # The first evaluation compiles its matches: taken out there; a later one's first match
-        # against the best network still includes its compile.
-        later = [col("eval_s")[i] for i in evals if i > 0]
-        evaluation = statistics.median(later) if later else col("eval_s")[evals[0]] - compile_s[evals[0]]
+        per_iteration = statistics.mean(sum(col(k)[i] for k in ("selfplay_s", "train_s", "checkpoint_s"))
+                                        for i in iterations[1:])  # a mean: checkpoints come every few
+        evaluation = statistics.median(max(0.0, col("eval_s")[i] - compile_s[i]) for i in evals)
         share = evaluation / (evaluation + eval_interval * per_iteration)
-        lines.append(f"An evaluation takes {evaluation:.0f} s, an iteration without it {per_iteration:.0f} s "
-                     f"(medians): at the preset's eval_interval of {eval_interval}, evaluation would be "
-                     f"{share:.0%} of the wall time.")
+        lines.append(f"An evaluation takes {evaluation:.1f} s (median), an iteration without it {per_iteration:.1f} s "
+                     f"(mean; compile time taken out): at the preset's eval_interval of {eval_interval}, "
+                     f"evaluation would be {share:.0%} of the wall time.")
     return lines
 
 
@@ -215,7 +214,7 @@ def main(argv=None) -> None:
             body = [f"## {step.title}", "", f"`{shown}` ({ran.seconds:.0f} s{status})", ""]
             if step.title == "The main job":
                 body += phase_report(run_dir, ran.seconds, TRAIN_LIMIT if not args.smoke else 240,
-                                     preset.eval_interval or 1, rate)
+                                     preset.eval_interval, rate)
                 log = [line for line in ran.stdout.splitlines() if line.strip()]
                 body += ["", "Its log:", "", "```", *log[-40:], "```"]
             else:

@@ -240,8 +240,6 @@ class Kept:
         from jax.experimental import serialize_executable
 
         directory = _programs_dir()
-        if directory is None:
-            return self._jitted.lower(*args).compile()
         digest = hashlib.sha256(repr((self._name, self._key, signature, _environment_digest())).encode()).hexdigest()
         path = directory / f"{self._name}-{digest[:40]}.pkl"
         try:
@@ -294,7 +292,7 @@ def kept(jitted, name: str, key: str | None, static_argnums: tuple[int, ...] = (
     function is not hashed, only this package's source, JAX's versions and flags and the device
     (``_environment_digest``). So ``key`` must describe everything the function closes over
     (rules, settings, the network's architecture), e.g. their reprs. ``key`` None: ``jitted``
-    as it is. The files are programs this machine runs: the folder is trusted as JAX's own
+    as it is, and so with the compilation cache off. The files are programs this machine runs: the folder is trusted as JAX's own
     cache is.
 
     Args:
@@ -303,4 +301,6 @@ def kept(jitted, name: str, key: str | None, static_argnums: tuple[int, ...] = (
       key: what the function computes, or None.
       static_argnums: ``jitted``'s static arguments.
     """
-    return jitted if key is None else Kept(jitted, name, key, static_argnums)
+    if key is None or _programs_dir() is None:
+        return jitted
+    return Kept(jitted, name, key, static_argnums)

@@ -5,8 +5,10 @@ Two tables for docs/benchmarks.md:
 1. First move: ``alphago-jax gtp`` started as a process, sent what a controller sends
    (``boardsize``, ``clear_board``, ``komi``, then ``genmove b`` and ``genmove w``), each
    answer timed from the process's start; then ``alphago-jax play`` with the human white, timed
-   to the engine's first move. Each command runs twice on a fresh compilation cache directory:
-   empty (cold), then filled by the first run (warm).
+   to the engine's first move; then the notebook player (``play.notebook.NotebookGame``, the
+   human white) in a fresh Python process, timed from that process's start to the engine's
+   first move. Each runs twice on a fresh compilation cache directory: empty (cold), then filled
+   by the first run (warm).
 2. Simulations per move: a network player (``--network``) searching for ``--seconds`` a move,
    both colours in turn on one board (the tree reused across moves), for several leaf batches
    (``SearchConfig.leaf_batch``), beside the player's settings before and after this change.
@@ -146,6 +148,35 @@ def play_first_move(cache: pathlib.Path, player: str, size: int, komi: float, se
     return {"ready": ready, "genmove b": first}
 
 
+NOTEBOOK = """
+import sys, time
+from alphago_jax.play.notebook import NotebookGame
+print("imported", flush=True)
+player, size, komi, seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+game = NotebookGame(player, size=size, komi=komi, colour="white", seconds=float(seconds) if seconds else None)
+print(game.message, flush=True)
+game.play("pass")
+print(game.message, flush=True)
+"""
+
+
+def notebook_first_move(cache: pathlib.Path, player: str, size: int, komi: float, seconds: float | None,
+                        timeout: float) -> dict:
+    """Seconds from the start of a Python process that makes a ``NotebookGame`` (the human white)
+    to the engine's first and second moves, as a notebook kernel's first cells would."""
+    env = child_env()
+    env["ALPHAGO_JAX_CACHE_DIR"] = str(cache)
+    p = Process([sys.executable, "-c", NOTEBOOK, player, str(size), str(komi), "" if seconds is None else str(seconds)],
+                env)
+    try:
+        ready = p.wait_for(lambda text: "imported" in text, timeout)
+        first = p.wait_for(lambda text: "Black (" in text, timeout)
+        second = p.wait_for(lambda text: text.count("Black (") >= 2, timeout)
+    finally:
+        p.close()
+    return {"ready": ready, "genmove b": first, "genmove w": second}
+
+
 def first_move_table(args) -> None:
     timed = f", {args.time:g} s a move" if args.time is not None else ", its fixed effort a move"
     print(f"Player `{args.player}`, {args.size}x{args.size}, komi {args.komi:g}{timed}. Seconds from the process "
@@ -154,14 +185,15 @@ def first_move_table(args) -> None:
           "second genmove's |")
     print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory(prefix="alphago_jax_bench_") as tmp:
-        for name, run in (("gtp", gtp_first_move), ("play", play_first_move)):
+        for name, run in (("gtp", gtp_first_move), ("play", play_first_move), ("notebook", notebook_first_move)):
             cache = pathlib.Path(tmp) / name
             for state in ("cold", "warm"):
                 before = load()
                 t = run(cache, args.player, args.size, args.komi, args.time, args.timeout)
                 setup = t.get("setup", t.get("ready"))
                 second = f"{t['genmove w'] - t['genmove b']:.1f}" if "genmove w" in t else "-"
-                print(f"| `alphago-jax {name}` | {state} | {before} | {setup:.1f} | {t['genmove b']:.1f} | "
+                shown = "`NotebookGame`" if name == "notebook" else f"`alphago-jax {name}`"
+                print(f"| {shown} | {state} | {before} | {setup:.1f} | {t['genmove b']:.1f} | "
                       f"{t['genmove b'] - setup:.1f} | {second} |", flush=True)
     print()
 

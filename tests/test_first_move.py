@@ -188,6 +188,15 @@ def test_a_notebook_game_prepares_the_engine_when_it_is_made(seconds):
     assert player.log[:2] == [("prepare", seconds), ("genmove", seconds)] and len(game.pos.moves) == 1
 
 
+def test_a_notebook_game_configures_the_cache_before_the_engine_compiles(monkeypatch):
+    seen = []
+    monkeypatch.setattr(compile_cache, "configure", lambda option=None: seen.append(("configure", option)))
+    player = Preparing()
+    player.log = seen
+    NotebookGame(player, size=5, komi=0.5, colour="white", compile_cache="/somewhere")
+    assert seen[:2] == [("configure", "/somewhere"), ("prepare", None)]
+
+
 # ------------------------------------------------------------ network players' timed search
 
 def test_network_players_gather_leaves_and_keep_room_for_timed_moves():

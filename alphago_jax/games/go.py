@@ -26,7 +26,7 @@ uint32 words). Positional superko is exact and checks few moves by lookup: an im
 recapture is the simple-ko point; other captures (and suicides) go through a Bloom filter of
 the history and only its hits are compared with the history; a plain move that would recreate
 an earlier position is found the other way round, since the history hash minus the current hash
-is then a single stone key, whose low bits name its point.
+is then a single stone key, whose low bits name its point (``games/superko.py``).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from alphago_jax.games import grid
+from alphago_jax.games import grid, superko as _superko
 from alphago_jax.games.base import BLACK, WHITE, Game
 
 MIN_SIZE, MAX_SIZE = 2, 19
@@ -222,7 +222,7 @@ class Go(Game):
             hash=h,
             history=history,
             history_len=jnp.int32(1),
-            bloom=_bloom_insert(jnp.zeros(self._bloom_words, jnp.uint32), h[1]),
+            bloom=_superko.bloom_insert(jnp.zeros(self._bloom_words, jnp.uint32), h[1]),
             ko=jnp.int16(-1),
             passes=jnp.int8(0),
             move_count=jnp.int32(0),
@@ -268,7 +268,7 @@ class Go(Game):
 
         history, history_len, bloom = state.history, state.history_len, state.bloom
         if self.superko:
-            bloom = jnp.where(play, _bloom_insert(bloom, h[1]), bloom)
+            bloom = jnp.where(play, _superko.bloom_insert(bloom, h[1]), bloom)
             at_end = (jnp.arange(history.shape[0]) == history_len)[:, None] & play
             history = jnp.where(at_end, h[None, :], history)
             history_len = history_len + play
@@ -481,8 +481,8 @@ class Go(Game):
         plain = valid & (q < n) & (d[:, 0] == stone_key(q, ci, 0)) & (d[:, 1] == stone_key(q, ci, 1))
 
         ko_back = captures & (points == state.ko)
-        maybe = candidates & ~ko_back & _bloom_contains(state.bloom, resulting)
-        found, found_plain = _confirm_repeats(state.history, valid, full_hash, maybe, plain, q)
+        maybe = candidates & ~ko_back & _superko.bloom_contains(state.bloom, resulting)
+        found, found_plain = _superko.confirm_repeats(state.history, valid, full_hash, maybe, plain, q)
         return ko_back | found | (found_plain & ~candidates)
 
     def _simple_ko(self, board, placed, captured, nbr_ids):
@@ -510,76 +510,6 @@ def _label_chains(board, size):
 
     label, _ = jax.lax.while_loop(lambda c: c[1], body, (label, jnp.bool_(True)))
     return jnp.where(stone, label, -1).astype(jnp.int16)
-
-
-def _bloom_bits(bloom, h1):
-    """Two (word index, bit mask) pairs for hash word(s) ``h1`` (uint32) in a table uint32[W].
-
-    The two indices are the top bits of ``h1`` and of ``h1`` times an odd constant.
-    """
-    shift = 32 - (_log2(bloom.shape[0]) + 5)
-    out = []
-    for mult in (1, 0x9E3779B1):
-        idx = (h1 * np.uint32(mult)) >> shift
-        out.append((idx >> 5, jnp.left_shift(jnp.uint32(1), idx & 31)))
-    return out
-
-
-def _bloom_contains(bloom, h1):
-    """bool[...]: whether hashes (word 1, uint32[...]) may be in the table; no false negatives."""
-    (w0, b0), (w1, b1) = _bloom_bits(bloom, h1)
-    return ((bloom[w0] & b0) != 0) & ((bloom[w1] & b1) != 0)
-
-
-def _bloom_insert(bloom, h1):
-    """The table with hash word 1 ``h1`` (uint32[]) added."""
-    words = jnp.arange(bloom.shape[0])
-    for w, bit in _bloom_bits(bloom, h1):
-        bloom = jnp.where(words == w, bloom | bit, bloom)
-    return bloom
-
-
-def _log2(x: int) -> int:
-    return int(x).bit_length() - 1
-
-
-def _confirm_repeats(history, valid, full_hash, maybe, plain, plain_points):
-    """Exact history look-ups for the few candidates the dense pre-filters left.
-
-    One iteration checks one candidate's exact hash against the whole history (dense
-    compares) and names the point of one plain-move match; under vmap the loop runs as many
-    times as the busiest game needs, which is rarely more than one.
-
-    Args:
-      history: uint32[H, 2]; valid: bool[H], rows in use.
-      full_hash: point -> uint32[2], the hash the move there would produce.
-      maybe: bool[N], candidates that may repeat (Bloom filter hits).
-      plain: bool[H], history rows equal to this position plus one own stone.
-      plain_points: int32[H], the point of that stone.
-
-    Returns:
-      (bool[N] candidates whose hash is in the history, bool[N] points of plain matches).
-    """
-    n = maybe.shape[0]
-    points = jnp.arange(n)
-
-    def body(carry):
-        left, rows, found, found_plain = carry
-        q = jnp.argmax(left)
-        h = full_hash(q)
-        hit = jnp.any(valid & (history[:, 0] == h[0]) & (history[:, 1] == h[1]))
-        this = (points == q) & left[q]
-        i = jnp.argmax(rows)
-        that = (points == plain_points[i]) & rows[i]
-        rows = rows & (jnp.arange(rows.shape[0]) != i)
-        return left & ~this, rows, found | (this & hit), found_plain | that
-
-    def more(carry):
-        return jnp.any(carry[0]) | jnp.any(carry[1])
-
-    none = jnp.zeros(n, bool)
-    _, _, found, found_plain = jax.lax.while_loop(more, body, (maybe, plain, none, none))
-    return found, found_plain
 
 
 def fixed_handicap_vertices(size: int, stones: int) -> list[str]:

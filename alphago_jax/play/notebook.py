@@ -11,7 +11,10 @@ says why and waits for another. The game ends when both players pass in a row (T
 area with komi), at the move limit, or when a player resigns.
 
 Creating the game compiles the engine's move (``Player.prepare``), so that the cell of your
-first move waits no longer than the later ones.
+first move waits no longer than the later ones, and turns on JAX's persistent compilation cache
+as the ``alphago-jax`` command does (``compile_cache.configure``: ``~/.cache/alphago_jax`` or
+``$ALPHAGO_JAX_CACHE_DIR``; a cache the notebook already set is kept), so that the next session's
+first game starts in seconds.
 
 In Jupyter and Colab a ``NotebookGame`` shows itself as the drawn board and what just happened
 (``_repr_html_``); ``str(game)`` is the same in text.
@@ -23,7 +26,7 @@ import base64
 import html
 import io
 
-from alphago_jax import sgf
+from alphago_jax import compile_cache as _compile_cache, sgf
 from alphago_jax.games import grid
 from alphago_jax.games.base import BLACK
 from alphago_jax.play.players import RESIGN, Player
@@ -40,10 +43,13 @@ class NotebookGame:
       size, komi: the board and komi (Tromp-Taylor area scoring).
       colour: your colour, ``"black"`` or ``"white"`` (the engine moves first if you are white).
       seconds: the engine's time per move (None: its own fixed effort).
+      compile_cache: where compiled programs are kept between sessions: a directory,
+        ``compile_cache.OFF``, or None for the command's rules (``compile_cache.configure``).
     """
 
     def __init__(self, player: Player | str, size: int = 9, komi: float = 7.5, colour: str = "black",
-                 seconds: float | None = None):
+                 seconds: float | None = None, compile_cache: str | None = None):
+        _compile_cache.configure(compile_cache)  # before anything compiles
         if isinstance(player, str):
             from alphago_jax.play.registry import make_player
 

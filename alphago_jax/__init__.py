@@ -3,7 +3,7 @@
 Data flows one way, and nothing lower imports anything higher:
 ``games`` (rules) -> ``features`` (network inputs) -> ``nets`` (Flax networks) -> ``search``
 (PUCT, mctx, GRAVE and MCPS) -> ``train`` (the shared training machinery) -> the training
-pipelines, ``alphago`` (AlphaGo 2016) beside AlphaGo Zero (``train.zero``) -> ``play``
+pipelines, ``alphago`` (AlphaGo 2016) beside AlphaGo Zero (``zero``) -> ``play``
 (players, GTP, arena) -> ``cli``. ``sgf`` reads and writes game records.
 ``tests/test_imports.py`` holds the order.
 """

@@ -45,7 +45,7 @@ def _demo(args) -> int:
 
 def _train(args) -> int:
     started = time.perf_counter()
-    from alphago_jax.train import zero
+    from alphago_jax import zero
 
     # Before anything touches JAX: multi-host runs start the distributed runtime first.
     zero.initialize_distributed(True if args.distributed else None)
@@ -76,7 +76,7 @@ def _train(args) -> int:
 def _zero_config(args, saved=None):
     """The ``ZeroConfig`` of ``--preset`` (or ``saved``, a resumed run's own) and ``--set`` (plus
     ``--iterations`` and ``--seed`` where the command has them)."""
-    from alphago_jax.train import zero
+    from alphago_jax import zero
 
     overrides = dict(_setting(text) for text in args.set)
     for name in ("iterations", "seed"):
@@ -94,7 +94,8 @@ def _zero_config(args, saved=None):
 
 def _warm_start(args) -> int:
     from alphago_jax.nets.saved import load_network, network_config, save_network
-    from alphago_jax.train import warm_start, zero
+    from alphago_jax import zero
+    from alphago_jax.zero import warm_start
 
     config = _zero_config(args)
     t0 = time.perf_counter()
@@ -129,7 +130,7 @@ def _setting(text: str) -> tuple[str, str]:
 
 
 def _plot(args) -> int:
-    from alphago_jax.train import zero
+    from alphago_jax import zero
 
     print(f"plots: {zero.plot_run(args.run_dir)}")
     return 0
@@ -137,7 +138,7 @@ def _plot(args) -> int:
 
 def _export(args) -> int:
     from alphago_jax.nets.saved import load_network
-    from alphago_jax.train import zero
+    from alphago_jax import zero
 
     info = {"command": args.note} if args.note else None
     path = zero.export_network(args.run_dir, args.file, iteration=args.iteration, which=args.network, info=info)

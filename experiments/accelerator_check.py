@@ -193,7 +193,7 @@ def main(argv=None) -> None:
     env = child_env()
     if args.smoke:
         env["JAX_PLATFORMS"] = "cpu"
-    from alphago_jax.train import zero
+    from alphago_jax import zero
 
     preset = zero.PRESETS["smoke" if args.smoke else "9x9"]
     command = "python experiments/accelerator_check.py" + "".join(f" {a}" for a in (argv or sys.argv[1:]))

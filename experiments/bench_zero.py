@@ -1,6 +1,6 @@
 """AlphaGo Zero throughput: self-play positions per second and training steps per second.
 
-The main job's own jitted programs (``train.zero.build``) for a preset, with optional
+The main job's own jitted programs (``zero.build``) for a preset, with optional
 ``--set NAME=VALUE`` overrides: one self-play iteration (``selfplay_batch`` games advanced
 ``selfplay_moves`` searched moves, ``num_simulations`` simulations each) timed after a warm-up
 call, and training steps on batches of ``train_batch`` sampled from the replay buffer it filled
@@ -33,11 +33,10 @@ import time
 import jax
 import numpy as np
 
-from alphago_jax import nets
+from alphago_jax import nets, zero
 from alphago_jax.search import make_search, rollout_evaluator
-from alphago_jax.train import zero
 from alphago_jax.train.evaluation import MatchResult
-from alphago_jax.train.selfplay import play_match, search_mover
+from alphago_jax.zero.selfplay import play_match, search_mover
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # sibling modules, however run
 from benchlib import print_header  # noqa: E402

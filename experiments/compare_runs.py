@@ -22,7 +22,7 @@ import tempfile
 
 import numpy as np
 
-from alphago_jax.train import zero
+from alphago_jax import zero
 from alphago_jax.train.checkpoint import Checkpointer
 from alphago_jax.train.metrics import read_metrics
 

@@ -1,9 +1,9 @@
 """A 9x9 network in minutes on one accelerator: a supervised warm start, then Gumbel self-play.
 
-1. Warm start (``train.warm_start``): the dual network learns the moves and results of the GNU
+1. Warm start (``zero.warm_start``): the dual network learns the moves and results of the GNU
    Go 9x9 self-play records in ``../shared/data/gnugo-9x9-selfplay/`` (skipped with
    ``--records none``); its file is ``OUT/warm_start.msgpack``.
-2. Self-play and training with the main job's own programs (``train.zero.build``): Gumbel
+2. Self-play and training with the main job's own programs (``zero.build``): Gumbel
    AlphaZero search (``search="gumbel"``), the improved policy as the target, until the
    time budget is spent. No evaluation matches and no run checkpoints (a run this short on a
    borrowed machine keeps only networks): the network is exported to ``OUT/net-<iteration>.msgpack``
@@ -31,8 +31,10 @@ import time
 import jax
 import numpy as np
 
+from alphago_jax import zero
 from alphago_jax.nets.saved import load_network, network_config, save_network
-from alphago_jax.train import learner, warm_start, zero
+from alphago_jax.train import learner
+from alphago_jax.zero import warm_start
 from alphago_jax.train.learner import OptimizerConfig
 from alphago_jax.train.metrics import RunLogger
 

@@ -1,6 +1,6 @@
 """AlphaGo Zero at 9x9 or 19x19: the ``alphago-jax train`` command on a preset, then a results table.
 
-The run is the package's own job (``alphago_jax.train.zero`` through the command line): every
+The run is the package's own job (``alphago_jax.zero`` through the command line): every
 device JAX sees plays its share of the self-play games and trains on its share of each batch
 (data parallel); a checkpoint every iteration; ``--resume`` continues a stopped run;
 ``--time-limit SECONDS`` stops after the iteration during which the time ran out. ``--set
@@ -31,8 +31,7 @@ import time
 import jax
 import numpy as np
 
-from alphago_jax import cli
-from alphago_jax.train import zero
+from alphago_jax import cli, zero
 from alphago_jax.train.metrics import read_metrics
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # sibling modules, however run

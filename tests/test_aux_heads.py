@@ -29,12 +29,13 @@ import numpy as np
 import pytest
 from flax import serialization
 
-from alphago_jax import nets
+from alphago_jax import nets, zero
 from alphago_jax.games.base import BLACK, WHITE
 from alphago_jax.nets.saved import SWITCHES, load_network, network_config, save_network
 from alphago_jax.playout import sample_legal
 from alphago_jax.search import SearchOutput
-from alphago_jax.train import learner, replay, selfplay, zero
+from alphago_jax.train import learner, replay
+from alphago_jax.zero import selfplay
 
 SMOKE = zero.PRESETS["smoke"]
 SIZE, N, A = 5, 25, 26

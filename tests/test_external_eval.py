@@ -1,4 +1,4 @@
-"""Matches against GNU Go (``train.external_eval``) and their place in AlphaGo Zero's evaluation.
+"""Matches against GNU Go (``zero.external_eval``) and their place in AlphaGo Zero's evaluation.
 
 - A scripted player (random legal moves, then always passing) plays 4 games on 5x5 against
   GNU Go at level 0: every game is replayed move by move through the rules (``Position``,
@@ -25,13 +25,13 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from alphago_jax import games, sgf
+from alphago_jax import games, sgf, zero
 from alphago_jax.games.base import BLACK, WHITE
 from alphago_jax.games.history import WithHistory
 from alphago_jax.gtp_client import GTPError
 from alphago_jax.play.position import Position
 from alphago_jax.playout import sample_legal
-from alphago_jax.train import external_eval, zero
+from alphago_jax.zero import external_eval
 from alphago_jax.train.evaluation import MatchResult
 
 SIZE, KOMI, GAMES, PASS_FROM = 5, 0.5, 4, 6
@@ -176,11 +176,11 @@ def test_config_fields_are_validated():
         with pytest.raises(ValueError, match=why):
             dataclasses.replace(SMOKE, **bad)
     # Evaluation-only settings: a resumed run may change them.
-    assert zero._config_differences(SMOKE, config) == []
+    assert zero.config.config_differences(SMOKE, config) == []
     said = []
-    assert zero._gnugo_binary(SMOKE, said.append) is None and said == []  # off: nothing to say
+    assert zero.loop._gnugo_binary(SMOKE, said.append) is None and said == []  # off: nothing to say
     missing = dataclasses.replace(SMOKE, gnugo_level=0, gnugo_path="/nonexistent/gnugo")
-    assert zero._gnugo_binary(missing, said.append) is None
+    assert zero.loop._gnugo_binary(missing, said.append) is None
     assert len(said) == 1 and "/nonexistent/gnugo" in said[0]
     assert "win_gnugo" in zero.PLOT_PANELS[1] and "elo_gnugo" in zero.PLOT_PANELS[2]
 

@@ -171,7 +171,7 @@ def _terminal_game(out: pathlib.Path) -> list[pathlib.Path]:
 
 
 def _zero_sample(out: pathlib.Path) -> list[pathlib.Path]:
-    from alphago_jax.train import zero
+    from alphago_jax import zero
 
     # The main job's own writer of sample.sgf, on a match output of the shape it reads: game 0's
     # actions (-1 after the end) and its area score.
@@ -180,7 +180,7 @@ def _zero_sample(out: pathlib.Path) -> list[pathlib.Path]:
     match = types.SimpleNamespace(moves=np.asarray([[n // 2, 0, n, 1, n, n, -1, -1]], np.int32),
                                   scores=np.asarray([-3.5], np.float32))
     path = out / "sample.sgf"
-    zero._write_sample(path, config, match, 7, f"pure MCTS, {config.baseline_simulations} playouts")
+    zero.loop._write_sample(path, config, match, 7, f"pure MCTS, {config.baseline_simulations} playouts")
     return [path]
 
 

@@ -16,11 +16,12 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from alphago_jax import games
+from alphago_jax import games, zero
 from alphago_jax.games.history import WithHistory
 from alphago_jax.search import SearchConfig, make_search
 from alphago_jax.search.config import SearchOutput
-from alphago_jax.train import replay, selfplay, zero
+from alphago_jax.train import replay
+from alphago_jax.zero import selfplay
 
 BEST = 7  # the bandit's best move (row 1, col 2)
 

@@ -32,11 +32,8 @@ LAYERS: tuple[dict[str, tuple[str, ...]], ...] = (
     {"search": ("alphago_jax.search", "alphago_jax")},
     # The training machinery both pipelines share.
     {"train": ("alphago_jax.train",)},
-    # The two training pipelines, side by side: AlphaGo 2016, and AlphaGo Zero (its modules in
-    # train/ beside the shared machinery).
-    {"alphago": ("alphago_jax.alphago",),
-     "zero": ("alphago_jax.train.zero", "alphago_jax.train.selfplay", "alphago_jax.train.external_eval",
-              "alphago_jax.train.warm_start")},
+    # The two training pipelines, side by side: AlphaGo 2016 and AlphaGo Zero.
+    {"alphago": ("alphago_jax.alphago",), "zero": ("alphago_jax.zero",)},
     {"play": ("alphago_jax.play",)},
     {"cli": ("alphago_jax.cli",)},
 )
@@ -111,7 +108,8 @@ def test_every_module_is_parsed_and_placed():
     # ``from package import module`` and an import inside a function (cli's subcommands) are seen.
     assert "alphago_jax.train.learner" in {t for t, _ in edges["alphago_jax.alphago.supervised"]}
     assert "alphago_jax.alphago.pipeline_commands" in {t for t, _ in edges["alphago_jax.cli"]}
-    assert place("alphago_jax.train.zero") == place("alphago_jax.train.selfplay") != place("alphago_jax.train.learner")
+    assert place("alphago_jax.zero.loop") == place("alphago_jax.zero.selfplay") != place("alphago_jax.train.learner")
+    assert "alphago_jax.zero.config" in {t for t, _ in edges["alphago_jax.zero.loop"]}
 
 
 def test_relative_and_nested_imports_are_resolved(tmp_path):

@@ -24,11 +24,12 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from alphago_jax import features, nets
+from alphago_jax import features, nets, zero
 from alphago_jax.games.base import BLACK
 from alphago_jax.playout import sample_legal
 from alphago_jax.search import SearchOutput, make_search, network_evaluator
-from alphago_jax.train import replay, selfplay, zero
+from alphago_jax.train import Checkpointer, replay
+from alphago_jax.zero import selfplay
 
 SMOKE = zero.PRESETS["smoke"]
 SIZE, MAX_MOVES = 5, 10
@@ -294,7 +295,7 @@ def test_train_with_playout_cap_and_resignation_logs_the_new_columns(tmp_path):
     assert sum(float(r["resign_rate"]) for r in rows) > 0
     # The threshold is in the checkpointed run state.
     programs = zero.build(config)
-    restored = zero.Checkpointer(zero.checkpoint_dir(result.out_dir), kind=zero.KIND, read_only=True).restore(
+    restored = Checkpointer(zero.checkpoint_dir(result.out_dir), kind=zero.KIND, read_only=True).restore(
         target=programs.init(jax.random.PRNGKey(0)))
     assert float(np.asarray(restored.state["selfplay"].resign.threshold)[0]) == pytest.approx(
         float(rows[-1]["resign_threshold"]))

@@ -1,4 +1,4 @@
-"""Where the main job's time goes, and its time limit (``train.timing``, ``train.zero.train``).
+"""Where the main job's time goes, and its time limit (``train.timing``, ``zero.train``).
 
 - ``plan_end`` decides, from estimates, whether another iteration fits before the deadline and
   which matches of the last evaluation fit.
@@ -21,7 +21,8 @@ import math
 import jax
 import jax.numpy as jnp
 
-from alphago_jax.train import Checkpointer, timing, zero
+from alphago_jax import zero
+from alphago_jax.train import Checkpointer, timing
 from alphago_jax.train.timing import EndPlan, PhaseTimer, TimeBudget, WallClock, plan_end
 
 
@@ -173,7 +174,7 @@ def rows_of(run) -> list[dict]:
 def test_time_limit_with_a_driven_clock(tmp_path, monkeypatch):
     run = tmp_path / "run"
     clock, said = DrivenClock(), []
-    monkeypatch.setattr(zero, "build", driven_build(clock))
+    monkeypatch.setattr(zero.loop, "build", driven_build(clock))
     result = zero.train(CONFIG, run, progress=False, log=said.append, time_limit=200.0, clock=clock)
     # Start: random (15 + 20) and MCTS (15 + 25) = 75 s. Iteration 1: self-play 30 + 10, training
     # 8 + 4 x 1: t = 127, 73 s left; another iteration needs 14 + the final evaluation (20 + 25 +
@@ -201,7 +202,7 @@ def test_time_limit_with_a_driven_clock(tmp_path, monkeypatch):
     # Resumed with 30 s: the programs compile again (a new session), self-play and training
     # already overrun; the iteration is checkpointed with no evaluation, and the log says so.
     clock2, said2 = DrivenClock(), []
-    monkeypatch.setattr(zero, "build", driven_build(clock2))
+    monkeypatch.setattr(zero.loop, "build", driven_build(clock2))
     result = zero.train(CONFIG, run, resume=True, progress=False, log=said2.append, time_limit=30.0, clock=clock2)
     assert result.iterations == 2 and clock2.t == 52.0  # within the limit plus this one iteration
     rows = rows_of(run)

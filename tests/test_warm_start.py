@@ -1,4 +1,4 @@
-"""The supervised warm start of AlphaGo Zero's network from game records (``train.warm_start``).
+"""The supervised warm start of AlphaGo Zero's network from game records (``zero.warm_start``).
 
 Records are made here from random legal 5x5 games (``sgf.record_from_moves``), so the test
 needs nothing from ``../shared``: every position's planes are checked against the planes of the
@@ -17,7 +17,7 @@ import pytest
 from alphago_jax import features, games, nets, sgf
 from alphago_jax.games.history import WithHistory
 from alphago_jax.playout import sample_legal
-from alphago_jax.train import warm_start
+from alphago_jax.zero import warm_start
 
 SIZE = 5
 

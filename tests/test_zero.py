@@ -1,4 +1,4 @@
-"""AlphaGo Zero's main job (``train.zero``): self-play examples, matches, kill and resume, devices.
+"""AlphaGo Zero's main job (``zero``): self-play examples, matches, kill and resume, devices.
 
 - Self-play is driven one move at a time on 5x5 with a 1-block, 8-filter network and 4
   simulations; every example that reaches the replay buffer is checked against what the test
@@ -36,12 +36,13 @@ import numpy as np
 import pytest
 
 from children import child_env
-from alphago_jax import cli, features, nets, sgf
+from alphago_jax import cli, features, nets, sgf, zero
 from alphago_jax.games.base import BLACK
 from alphago_jax.nets.saved import load_network
 from alphago_jax.play import registry
 from alphago_jax.search import make_search, network_evaluator
-from alphago_jax.train import Checkpointer, CheckpointError, replay, selfplay, zero
+from alphago_jax.train import Checkpointer, CheckpointError, replay
+from alphago_jax.zero import selfplay
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TMP_MARK = ".orbax-checkpoint-tmp"
@@ -272,7 +273,7 @@ def test_four_devices_give_the_losses_of_one(runs):
 KILLER = textwrap.dedent(
     """
     import os, signal, sys, threading, time
-    from alphago_jax.train import zero
+    from alphago_jax import zero
 
     out, phase, kill_at, resume = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "resume"
     marker = os.path.join(out, "killed")
@@ -283,7 +284,7 @@ KILLER = textwrap.dedent(
             f.write(note)
         os.kill(os.getpid(), signal.SIGKILL)
 
-    build = zero.build
+    build = zero.loop.build
 
     def build_with_kill(config, mesh=None):
         programs = build(config, mesh)
@@ -309,7 +310,7 @@ KILLER = textwrap.dedent(
         if phase == "checkpoint" and name == "checkpoint" and iteration == kill_at:
             threading.Thread(target=watch_checkpoint, daemon=True).start()
 
-    zero.build = build_with_kill
+    zero.loop.build = build_with_kill
     zero.train(zero.PRESETS["smoke"], out, resume=resume, progress=False, callback=callback)
     print("not killed")
     """

@@ -26,8 +26,8 @@ pipeline directory (``sl/``, ``rollout/``, ``rl/``, ``value/``: checkpoints, ``m
 - ``pipeline_commands``: the ``sl-train``, ``rollout-train``, ``rl-train`` and ``value-train``
   subcommands.
 
-Layer: beside AlphaGo Zero's pipeline (``train.zero``, ``train.selfplay``, ``train.warm_start``,
-``train.external_eval``), neither importing the other; above the shared training machinery
+Layer: beside AlphaGo Zero's pipeline (``zero``, ``zero.selfplay``, ``zero.warm_start``,
+``zero.external_eval``), neither importing the other; above the shared training machinery
 (``train``: learner, jobs, checkpoints, match statistics, metrics), ``search``, ``nets``,
 ``features``, ``games`` and ``sgf``. ``play`` (the AlphaGo player) and ``cli`` use it
 (``tests/test_imports.py`` checks the order). The modules are imported on their own

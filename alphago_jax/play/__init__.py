@@ -19,5 +19,5 @@
 - ``commands``: those three subcommands for the command line.
 
 Layer: above ``train`` and both training pipelines (``alphago_jax.alphago`` and AlphaGo
-Zero's ``train.zero``), below ``cli`` only; it composes games, search, networks and SGF.
+Zero's ``zero``), below ``cli`` only; it composes games, search, networks and SGF.
 """

@@ -240,7 +240,7 @@ def _checkpoint_network(arg: str) -> Network:
         raise ValueError("checkpoint: give a network file or a training run's directory, e.g. checkpoint:runs/zero")
     path = pathlib.Path(arg).expanduser()
     if path.is_dir():
-        from alphago_jax.train import zero
+        from alphago_jax import zero
 
         return saved_network(zero.network_of_run(path), path.name or str(path))
     return saved_network(load_network(path), path.stem)

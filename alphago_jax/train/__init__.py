@@ -1,6 +1,6 @@
-"""Training: the machinery both pipelines share, and AlphaGo Zero's pipeline.
+"""Training: the machinery both pipelines share.
 
-The shared machinery (used by AlphaGo Zero here and by AlphaGo 2016, ``alphago_jax.alphago``):
+Used by AlphaGo Zero (``alphago_jax.zero``) and by AlphaGo 2016 (``alphago_jax.alphago``):
 
 - ``learner``: ``OptimizerConfig`` (SGD with momentum or AdamW, schedules, weight decay),
   ``TrainState``, ``zero_loss`` (policy cross-entropy + value MSE + L2), the jitted
@@ -19,25 +19,12 @@ The shared machinery (used by AlphaGo Zero here and by AlphaGo 2016, ``alphago_j
 - ``evaluation``: win rates with Wilson intervals and Elo differences (``MatchResult``,
   ``format_table``).
 - ``metrics``: ``RunLogger`` (CSV, optionally TensorBoard) and ``plot_metrics`` (PNG curves).
+- ``timing``: where a job's wall time goes (``PhaseTimer``: phases and first-run compile
+  times) and a hard time budget on a clock that tests can drive (``TimeBudget``, ``Clock``).
 
-AlphaGo Zero, from self-play (and optionally game records) to a network file:
-
-- ``selfplay``: the jitted game loops: batched self-play into the replay buffer (``SelfPlay``,
-  ``selfplay_move``, ``selfplay``) and matches with colours alternating (``play_match``).
-- ``external_eval``: matches of the network's search against GNU Go processes, all games in
-  lockstep, finished by GNU Go's cleanup phase and scored by area (``GnuGoMatch``).
-- ``warm_start``: the network fit to game records (``sgf.iter_records``) before self-play, for
-  ``alphago-jax train --init``.
-- ``zero``: AlphaGo Zero's main job (``ZeroConfig``, ``PRESETS``, ``train``): self-play,
-  training, evaluation, checkpoints that survive a kill, data parallel over all devices; the
-  ``alphago-jax train`` command.
-
-Layer: above ``search``. The shared modules import only ``features`` (the symmetries) and
-``files``, never a pipeline. AlphaGo Zero's modules also use ``games``, ``nets``, ``search``,
-``sgf`` and the GTP client (``alphago_jax.gtp_client``). The two pipelines never import each
-other; ``play`` and ``cli`` sit above both (the order is checked by ``tests/test_imports.py``).
-This package imports the shared modules' names only; import the others as modules
-(``from alphago_jax.train import zero``).
+Layer: above ``search``; below the two pipelines, which import it and never the other way
+round. These modules import only ``features`` (the symmetries) and ``files`` of the package (the
+order is checked by ``tests/test_imports.py``).
 """
 
 from alphago_jax.train.checkpoint import Checkpointer, CheckpointError, Restored

@@ -1,7 +1,7 @@
 """What every resumable training job shares: settings, run directory, loop.
 
 A job of the AlphaGo pipeline (``sl-train``, ``rollout-train``, ``rl-train``, ``value-train``)
-writes into one run directory (AlphaGo Zero's main job, ``train.zero``, uses the run directory
+writes into one run directory (AlphaGo Zero's main job, ``zero``, uses the run directory
 and settings helpers, with a loop of its own)::
 
     <out>/checkpoints/<step>/   Checkpointer(kind=<job kind>): the whole job state + its settings

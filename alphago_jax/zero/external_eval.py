@@ -30,7 +30,7 @@ started, dies, refuses one of the network's moves or answers nonsense raises ``G
 the game and the move.
 
 Layer: ``train``; uses ``games``, the package's GTP client (``alphago_jax.gtp_client``) and the
-``Mover`` of ``train.selfplay``, never ``play``.
+``Mover`` of ``zero.selfplay``, never ``play``.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from alphago_jax.games import grid
 from alphago_jax.games.base import BLACK, WHITE
 from alphago_jax.games.history import WithHistory
 from alphago_jax.gtp_client import GTPClient, GTPError, find_gnugo, gnugo_player_args
-from alphago_jax.train.selfplay import Mover
+from alphago_jax.zero.selfplay import Mover
 
 ENDINGS = ("score", "move limit", "resignation", "illegal move")
 """How a game can end (``GnuGoOutput.endings``), as in the arena: two passes in a row after the

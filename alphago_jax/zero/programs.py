@@ -1,0 +1,222 @@
+"""AlphaGo Zero's jitted programs for one config and one device mesh (``build``): a fresh run
+state, self-play iterations, training steps and the evaluation matches, laid out over the
+devices by worker.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import NamedSharding, PartitionSpec
+
+from alphago_jax import features, nets
+from alphago_jax.search import make_search, network_evaluator
+from alphago_jax.train import learner, replay
+from alphago_jax.zero.external_eval import GnuGoMatch
+from alphago_jax.train.learner import TrainState
+from alphago_jax.zero.config import ZeroConfig
+from alphago_jax.zero.selfplay import (
+    STAT_NAMES,
+    calibrate_resignation,
+    inner_mover,
+    play_match,
+    random_mover,
+    search_mover,
+    selfplay,
+    selfplay_init,
+)
+
+
+
+# ------------------------------------------------------------------------------ the programs
+
+class Programs(NamedTuple):
+    """The jitted functions of a run, built by ``build`` for one config and one mesh. W workers.
+
+    - ``init(key) -> state``: a fresh run state, the dict that checkpoints hold: ``train`` (the
+      ``TrainState``), ``best`` (the best network's variables), ``best_elo`` (float32[]), ``key``
+      (uint32[2], the run's PRNG key), ``iteration`` (int32[]), all replicated, and, split over
+      the devices by worker, ``selfplay`` (``SelfPlay``, leaves [W, B / W, ...]; the resignation
+      threshold and record in it [W] and [W, RESIGN_BINS], the same threshold on all) and ``replay``
+      (``ReplayBuffer``, leaves [W, C / W, ...], ``insert`` and ``size`` int32[W]).
+    - ``selfplay(variables, sp, buffer, key) -> (sp, buffer, stats)``: one iteration's self-play;
+      ``stats``: int32[len(STAT_NAMES), W], the finished games, positions added, black wins and
+      white wins of each worker, and its resignation counts (``STAT_NAMES``). The resignation
+      threshold is recalibrated at the end (``selfplay.calibrate_resignation``).
+    - ``train_step(train_state, buffer, key) -> (train_state, metrics)``: one training step on
+      ``train_batch / W`` examples from each replay shard (``train_iteration`` runs an
+      iteration's steps).
+    - ``matches``: ``{"random", "mcts", "best"} -> (player_variables, opponent_variables, key)
+      -> MatchOutput`` over all ``eval_games`` (leaves split over the devices; ``to_host``).
+    - ``split(key) -> (key, k_selfplay, k_train, k_eval)``.
+    - ``gnugo``: the network's evaluation search against GNU Go (``external_eval.GnuGoMatch``:
+      ``gnugo(variables, key, games=, level=, gnugo=) -> GnuGoOutput``), compiled on first use.
+    """
+
+    init: Callable
+    selfplay: Callable
+    train_step: Callable
+    matches: dict
+    split: Callable
+    mesh: Any
+    workers: int
+    gnugo: GnuGoMatch
+
+
+def num_workers(config: ZeroConfig, devices: int) -> int:
+    """W: ``config.workers``, or one per device; ValueError unless the sizes divide evenly."""
+    w = config.workers or devices
+    if w % devices:
+        raise ValueError(f"ZeroConfig.workers = {w} must be a multiple of the {devices} devices the run is "
+                         "spread over")
+    for name, value in (("selfplay_batch", config.selfplay_batch), ("train_batch", config.train_batch),
+                        ("replay_capacity", config.replay_capacity), ("eval_games / 2", config.eval_games // 2)):
+        if value % w:
+            raise ValueError(f"ZeroConfig: {name} = {value} must be a multiple of the {w} workers (one per "
+                             "device unless ZeroConfig.workers says otherwise)")
+    return w
+
+
+def to_host(tree):
+    """numpy copies of the leaves, gathered from every process in a multi-host run."""
+    if jax.process_count() > 1:
+        from jax.experimental import multihost_utils
+
+        return multihost_utils.process_allgather(tree, tiled=True)
+    return jax.tree_util.tree_map(np.asarray, tree)
+
+
+def replicated(value: np.ndarray, mesh) -> jax.Array:
+    """``value`` (the same on every process) as an array on every device of ``mesh``: a global
+    array, which multi-host checkpoints need (a plain ``jnp`` scalar is local to one process)."""
+    value = np.asarray(value)
+    return jax.make_array_from_callback(value.shape, NamedSharding(mesh, PartitionSpec()), lambda _: value)
+
+
+def _per_worker(tree, workers: int):
+    return jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (workers,) + x.shape), tree)
+
+
+def build(config: ZeroConfig, mesh=None) -> Programs:
+    """The jitted programs of ``config`` on ``mesh`` (default: all devices)."""
+    mesh = learner.make_mesh() if mesh is None else mesh
+    w = num_workers(config, mesh.devices.size)
+    game, net, opt = config.game, config.net, config.optimizer
+    split_spec = PartitionSpec(learner.DATA_AXIS)
+    rep = NamedSharding(mesh, PartitionSpec())
+    split = NamedSharding(mesh, split_spec)
+
+    def on_workers(f, in_axes, in_specs):
+        """``f`` of one worker, vmapped over each device's workers, with no communication."""
+        return jax.shard_map(jax.vmap(f, in_axes=in_axes), mesh=mesh, in_specs=in_specs, out_specs=split_spec,
+                             check_vma=False)
+
+    evaluator = network_evaluator(nets.policy_value_apply(net), features.zero_planes, symmetries=config.symmetries)
+    sp_search = make_search(game, evaluator, config.selfplay_search)
+
+    def init(key):
+        k_net, k_run = jax.random.split(key)
+        variables = nets.init_variables(net, k_net, size=config.board_size)
+        train_state = learner.init_train_state(variables, opt)
+        points = config.board_size * config.board_size
+        example = replay.Examples(
+            planes=jnp.zeros((config.board_size, config.board_size, features.zero.NUM_PLANES), jnp.uint8),
+            policy=jnp.zeros((game.num_actions,), jnp.float32), value=jnp.float32(0),
+            ownership=jnp.zeros((points,), jnp.int8) if net.ownership else None,  # the heads' targets
+            score=jnp.float32(0) if net.score else None)
+        return {
+            "train": train_state,
+            "replay": _per_worker(replay.replay_init(config.replay_capacity // w, example), w),
+            "selfplay": _per_worker(selfplay_init(game, config.selfplay_batch // w, config.resign_threshold), w),
+            "best": train_state.variables,
+            "best_elo": jnp.float32(0),
+            "key": k_run,
+            "iteration": jnp.int32(0),
+        }
+
+    state_sharding = {"train": rep, "replay": split, "selfplay": split, "best": rep, "best_elo": rep, "key": rep,
+                      "iteration": rep}
+
+    fast_search = make_search(game, evaluator, config.fast_search) if config.playout_cap else None
+    resigning = config.resign_threshold is not None
+    one_worker = functools.partial(selfplay, game, sp_search, config.selfplay_moves, fast_search=fast_search,
+                                   resign=resigning, no_resign_fraction=config.no_resign_fraction)
+    if fast_search is None:
+        play = on_workers(one_worker, (None, 0, 0, 0), (PartitionSpec(), split_spec, split_spec, split_spec))
+    else:  # the schedule of full-search moves is one for all workers: lax.cond then runs one search
+        play = on_workers(one_worker, (None, 0, 0, 0, None),
+                          (PartitionSpec(), split_spec, split_spec, split_spec, PartitionSpec()))
+
+    def selfplay_program(variables, sp, buffer, key):
+        if fast_search is None:
+            sp, buffer, stats = play(variables, sp, buffer, jax.random.split(key, w))
+        else:
+            schedule = jax.random.bernoulli(jax.random.fold_in(key, 1), config.full_search_fraction,
+                                            (config.selfplay_moves,))
+            sp, buffer, stats = play(variables, sp, buffer, jax.random.split(key, w), schedule)
+        if resigning and config.false_resign_target is not None:
+            sp = sp.replace(resign=calibrate_resignation(sp.resign, config.false_resign_target))
+        return sp, buffer, jnp.stack([stats[k] for k in STAT_NAMES])
+
+    def train_step(train_state, buffer, key):
+        k_sample, k_augment = jax.random.split(key)
+        per = config.train_batch // w
+        batch = jax.vmap(lambda b, k: replay.replay_sample(b, k, per))(buffer, jax.random.split(k_sample, w))
+        batch = jax.tree_util.tree_map(lambda x: x.reshape((w * per,) + x.shape[2:]), batch)
+        batch = jax.lax.with_sharding_constraint(batch, split)
+        return learner.train_step(train_state, batch, net, opt, key=k_augment,
+                                  ownership_weight=config.ownership_weight, score_weight=config.score_weight)
+
+    pairs = config.eval_games // 2 // w
+    net_mover = search_mover(make_search(game, evaluator, config.eval_search))
+    mcts = make_search(game.game, config.baseline_evaluator, config.baseline_search)
+    opponents = {"random": random_mover(game), "mcts": inner_mover(search_mover(mcts)), "best": net_mover}
+
+    def match_program(opponent):
+        run = on_workers(functools.partial(play_match, game, net_mover, opponent, pairs), (None, None, 0),
+                         (PartitionSpec(), PartitionSpec(), split_spec))
+
+        def program(player_variables, opponent_variables, key):
+            out = run(player_variables, opponent_variables, jax.random.split(key, w))
+            return jax.tree_util.tree_map(lambda x: x.reshape((-1,) + x.shape[2:]), out)  # worker-major
+
+        return jax.jit(program, in_shardings=(rep, rep, rep))
+
+    return Programs(
+        init=jax.jit(init, out_shardings=state_sharding),
+        selfplay=jax.jit(selfplay_program, in_shardings=(rep, split, split, rep),
+                         out_shardings=(split, split, split), donate_argnums=(1, 2)),
+        # No donation of the train state: the best network may share its arrays.
+        train_step=jax.jit(train_step, in_shardings=(rep, split, rep), out_shardings=(rep, rep)),
+        matches={name: match_program(opponent) for name, opponent in opponents.items()},
+        split=jax.jit(lambda k: tuple(jax.random.split(k, 4)), out_shardings=rep),
+        mesh=mesh,
+        workers=w,
+        gnugo=GnuGoMatch(game, net_mover),
+    )
+
+
+def train_iteration(programs: Programs, train_state: TrainState, buffer: replay.ReplayBuffer, key, steps: int
+                    ) -> tuple[TrainState, dict]:
+    """``steps`` training steps; returns the state and each metric as float32[steps] (numpy).
+
+    A Python loop over one jitted step rather than a ``lax.scan``: XLA:CPU runs the gradient's
+    convolutions about 15x slower inside a loop than at the top level of a program, and
+    dispatch is asynchronous, so accelerators stay busy either way.
+    """
+    # Several CPU "devices" share one small thread pool: two programs with collectives in flight
+    # at once can each hold threads that the other's collectives wait for.
+    devices = programs.mesh.devices
+    sync = devices.size > 1 and devices.flat[0].platform == "cpu"
+    collected = []
+    for k in jax.random.split(key, steps):
+        train_state, metrics = programs.train_step(train_state, buffer, k)
+        collected.append(metrics)
+        if sync:
+            jax.block_until_ready(train_state)
+    stacked = jax.tree_util.tree_map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *collected)
+    return train_state, stacked

@@ -200,7 +200,7 @@ def first_move_table(args) -> None:
 
 def simulations_table(args) -> None:
     from alphago_jax.nets.saved import load_network
-    from alphago_jax.play.players import network_player
+    from alphago_jax.play.search_player import network_player
     from alphago_jax.play.registry import saved_network, untrained_network
 
     if args.smoke:

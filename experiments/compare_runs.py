@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import pathlib
-import sys
 import tempfile
 
 import numpy as np

@@ -2,12 +2,14 @@
 
 The run is the package's own job (``alphago_jax.zero`` through the command line): every
 device JAX sees plays its share of the self-play games and trains on its share of each batch
-(data parallel); a checkpoint every iteration; ``--resume`` continues a stopped run;
-``--time-limit SECONDS`` stops after the iteration during which the time ran out. ``--set
-NAME=VALUE`` changes a setting of the preset (``--set selfplay_batch=1024``, ``--set
+(data parallel); a checkpoint every ``checkpoint_interval`` iterations and after the last;
+``--resume`` continues a stopped run; ``--time-limit SECONDS`` is a hard budget counted from
+the command's start: the run stops when another iteration, the final evaluation and the
+checkpoint would not fit, and plays only the final matches that do (the log names the others).
+``--set NAME=VALUE`` changes a setting of the preset (``--set selfplay_batch=1024``, ``--set
 optimizer.learning_rate=0.01``). The ``9x9`` preset is sized for one GPU or TPU (6 blocks of
-64 filters, 512 games of 128 simulations per move), ``19x19`` for a pod (19 blocks of 256
-filters, 800 simulations; ``--distributed`` on several hosts).
+64 filters, 2,048 games of 128 simulations per move), ``19x19`` for one H200-class GPU or a pod
+(19 blocks of 256 filters, 1,024 games of 800 simulations; ``--distributed`` on several hosts).
 
 Printed at the end: a markdown table headed by the machine, the command and the wall time, with
 the iterations, self-play games and positions, self-play positions/s and training steps/s

@@ -16,7 +16,8 @@ from alphago_jax import __version__, sgf
 from alphago_jax.games.base import BLACK, WHITE
 from alphago_jax.play import commands
 from alphago_jax.play.arena import play_one_game, run_match
-from alphago_jax.play.players import RESIGN, Decision, LocalPlayer, RandomPlayer, mcts_player
+from alphago_jax.play.players import RESIGN, Decision, LocalPlayer, RandomPlayer
+from alphago_jax.play.search_player import mcts_player
 from alphago_jax.play.position import play_game
 from alphago_jax.play.registry import make_player
 from children import child_env

@@ -18,8 +18,12 @@ import pytest
 
 from alphago_jax import cli, compile_cache
 from alphago_jax.play.notebook import NotebookGame
-from alphago_jax.play.players import (
-    NETWORK_LEAF_BATCH, NETWORK_NODES_PER_SIMULATION, RandomPlayer, SearchPlayer, network_player,
+from alphago_jax.play.players import RandomPlayer
+from alphago_jax.play.search_player import (
+    NETWORK_LEAF_BATCH,
+    NETWORK_NODES_PER_SIMULATION,
+    SearchPlayer,
+    network_player,
     play_search_config,
 )
 from alphago_jax.play import registry

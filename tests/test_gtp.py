@@ -20,7 +20,8 @@ from alphago_jax.games import grid
 from alphago_jax.games.base import BLACK, WHITE
 from alphago_jax.play import commands
 from alphago_jax.play.gtp import GTPEngine, preprocess, serve
-from alphago_jax.play.players import RandomPlayer, mcts_player
+from alphago_jax.play.players import RandomPlayer
+from alphago_jax.play.search_player import mcts_player
 from kata_output import parse_kata
 
 ALL_COMMANDS = [
@@ -83,7 +84,7 @@ def test_the_first_genmove_compiles_nothing():
     moves, untimed and then timed, compile nothing more."""
     import jax
 
-    from alphago_jax.play.players import network_player
+    from alphago_jax.play.search_player import network_player
     from alphago_jax.play.registry import untrained_network
 
     compiled = []
@@ -352,7 +353,8 @@ def heads_engine():
     import jax
 
     from alphago_jax import features, nets
-    from alphago_jax.play.players import Network, network_player
+    from alphago_jax.play.players import Network
+    from alphago_jax.play.search_player import network_player
 
     net = nets.DualResNet(in_planes=features.zero.NUM_PLANES, blocks=1, filters=8, value_hidden=16,
                           ownership=True, score=True)

@@ -11,7 +11,8 @@ from alphago_jax.games import grid
 from alphago_jax.games.base import BLACK, WHITE
 from alphago_jax.play import registry
 from alphago_jax.play.analysis import lz_analyze_line
-from alphago_jax.play.players import RESIGN, RandomPlayer, mcts_player
+from alphago_jax.play.players import RESIGN, RandomPlayer
+from alphago_jax.play.search_player import mcts_player
 from alphago_jax.play.position import IllegalMove, Position, free_handicap_points, parse_colour, play_game
 
 SIZE = 9

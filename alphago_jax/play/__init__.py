@@ -2,8 +2,10 @@
 
 - ``position``: a game at the Python edge (either colour may move, play after two passes,
   undo, Tromp-Taylor score, SGF record) on the JAX rules;
-- ``players``: the ``Player`` protocol and the players on this project's rules: random,
-  a network's raw policy, PUCT search with tree reuse (pure-rollout MCTS, or a network);
+- ``players``: the ``Player`` protocol and the simplest players on this project's rules:
+  random, a network's raw policy;
+- ``search_player``: PUCT search with tree reuse (pure-rollout MCTS, or a network), with live
+  analysis;
 - ``amaf_players``: GRAVE and MCPS searches as players;
 - ``gtp_player``: an external GTP engine (GNU Go) as a ``Player``; ``gtp_client``: the pipe;
 - ``registry``: players by name (``mcts:sims=200``, ``gtp:/usr/games/gnugo --mode gtp``);

@@ -1,7 +1,7 @@
 """The AlphaGo player (Silver et al. 2016), and its trained policies as players of their own.
 
 ``alphago_player(networks, ...)`` searches with PUCT on a tree kept between moves
-(``players.SearchPlayer``): the SL policy network's probabilities are the priors, and a leaf
+(``search_player.SearchPlayer``): the SL policy network's probabilities are the priors, and a leaf
 is valued by the mixture ``(1 - lam) v(s) + lam z`` of the value network's ``v`` and the outcome
 ``z`` of one rollout of the fast rollout policy to the end of the game (``lam = 0.5``, the
 paper's choice; ``lam = 0`` needs no rollout policy, ``lam = 1`` no value network). The input
@@ -33,7 +33,8 @@ from alphago_jax.alphago.runs import AlphaGoNetworks, load_networks
 from alphago_jax.alphago.supervised import POLICY_KINDS, batch_planes, load_trained
 from alphago_jax.features.alphago import NUM_PLANES, alphago_planes
 from alphago_jax.play.options import parse_options
-from alphago_jax.play.players import Decision, Network, PolicyPlayer, SearchPlayer
+from alphago_jax.play.players import Decision, Network, PolicyPlayer
+from alphago_jax.play.search_player import SearchPlayer
 from alphago_jax.search import SearchConfig, mixed_evaluator, policy_rollout_evaluator
 
 

@@ -36,7 +36,8 @@ import numpy as np
 
 from alphago_jax.games.base import Game
 from alphago_jax.play.analysis import AnalysisOptions, MoveInfo
-from alphago_jax.play.players import Decision, LocalPlayer, _batch1, search_decision
+from alphago_jax.play.players import Decision, LocalPlayer, batch1
+from alphago_jax.play.search_player import search_decision
 from alphago_jax.play.position import prepared
 from alphago_jax.search import search_for
 from alphago_jax.search.amaf import ROOT, AmafTree
@@ -121,7 +122,7 @@ class AmafSearchPlayer(LocalPlayer):
         return k
 
     def _root(self, search: GraveSearch, colour) -> AmafTree:
-        return search.init(_batch1(prepared(self.pos.game, self.pos.state, colour)))
+        return search.init(batch1(prepared(self.pos.game, self.pos.state, colour)))
 
     def prepare_timed(self) -> None:
         """Compile ``long_search()`` (a timed move's search) now (``Player.prepare_timed``)."""

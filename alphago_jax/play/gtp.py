@@ -1,6 +1,6 @@
 """A GTP v2 engine (Go Text Protocol, version 2) around any ``Player``.
 
-    engine = GTPEngine(players.mcts_player(200), size=9)
+    engine = GTPEngine(search_player.mcts_player(200), size=9)
     engine.handle("1 play b D4")     # -> "=1"
     engine.handle("genmove w")       # -> "= E5"
     serve(engine)                    # the stdin/stdout loop: ``alphago-jax gtp``
@@ -53,6 +53,9 @@ answers (``Player.prepare``): controllers send these before they start a clock, 
 the constructor) is not compiled: controllers set their own. A board size and komi compile
 once per process, and once per machine with JAX's persistent compilation cache
 (``alphago_jax.compile_cache``, which the ``alphago-jax`` command turns on).
+
+This file is over 600 lines and kept whole: it is one command table, each command's argument
+checking beside the command, in the order the specification lists them.
 """
 
 from __future__ import annotations

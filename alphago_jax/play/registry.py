@@ -42,7 +42,8 @@ from typing import Callable
 import jax
 
 from alphago_jax.play.options import parse_options
-from alphago_jax.play.players import Network, Player, PolicyPlayer, RandomPlayer, mcts_player, network_player
+from alphago_jax.play.players import Network, Player, PolicyPlayer, RandomPlayer
+from alphago_jax.play.search_player import mcts_player, network_player
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,0 +1,348 @@
+"""Search players: PUCT search with tree reuse between moves, on a network or on rollouts.
+
+``SearchPlayer`` keeps one search tree per game and reuses the subtree of each move played, by
+either side; a move is a fixed number of simulations or a time budget, searched in chunks.
+``mcts_player`` searches with random rollouts, ``network_player`` with a ``players.Network``
+(priors and values from the network, ``NETWORK_LEAF_BATCH`` leaves per call). Search players
+analyse live (GTP ``lz-analyze``/``kata-analyze``): visits, win rates, principal variations,
+and the network's ownership and score heads.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import time
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from alphago_jax.games.base import Game
+from alphago_jax.play.analysis import AnalysisOptions, tree_analysis
+from alphago_jax.play.players import Decision, LocalPlayer, Network, batch1
+from alphago_jax.play.position import prepared
+from alphago_jax.search import SearchConfig, TreeSearch, make_search, network_evaluator, rollout_evaluator, search_for
+from alphago_jax.search.time_control import time_chunk
+from alphago_jax.search.tree import ROOT
+
+
+@functools.lru_cache(maxsize=32)
+def _search(evaluator: Callable[[Game], Callable], game: Game, config: SearchConfig,
+            evaluator_key: str | None = None) -> TreeSearch:
+    """One ``TreeSearch`` (and its compiled functions) per evaluator, rules and settings."""
+    return make_search(game, evaluator(game), config, evaluator_key)
+
+
+def search_decision(out, simulations: int) -> Decision:
+    """The ``Decision`` of a batch-of-one search output (read on the host: indexing the device
+    arrays would compile small operations on a game's first move)."""
+    action, value = np.asarray(out.actions)[0], np.asarray(out.root_value)[0]
+    return Decision(int(action), float((value + 1) / 2), simulations)
+
+
+# ------------------------------------------------------------------------------------ search
+
+class SearchPlayer(LocalPlayer):
+    """PUCT search (``search.TreeSearch``) with the tree kept between moves.
+
+    Without a time budget a move runs ``config.num_simulations`` simulations on top of the
+    reused subtree; with one it searches in chunks of ``chunk`` simulations (``search_for``: a
+    chunk starts only while it is expected to end within the budget) until the budget is spent
+    or the tree (``config.tree_capacity`` nodes) is full.
+
+    Args:
+      evaluator: ``game -> search.Evaluator`` (e.g. ``search.rollout_evaluator``).
+      params: the evaluator's parameters: ``size -> params`` (None for rollouts).
+      config: the search settings (temperature 0 and no root noise for play).
+      history: boards the states keep (network planes), 0 for plain Go.
+      seed: the search's random seed.
+      chunk: simulations per jitted call of a timed move, a multiple of ``leaf_batch`` and at
+        most ``num_simulations`` (default ``search.time_control.time_chunk(config)``, 16).
+        Longer chunks cost less per simulation (each call dispatches and copies the tree) but
+        leave up to one chunk's time of the budget unused.
+      heads: the network whose ``aux`` heads (ownership, score) ``analyze`` reads with
+        ``AnalysisOptions(heads=True)``; its variables are ``params``. None: no heads.
+      evaluator_key: what ``evaluator`` computes, the same in every process (``Network.key``):
+        the search then keeps its compiled programs between runs. None: not kept.
+    """
+
+    can_analyze = True
+    can_restrict_analysis = True
+
+    def __init__(self, evaluator: Callable[[Game], Callable], params: Callable[[int], Any] | None,
+                 config: SearchConfig, *, name: str = "search", history: int = 0, seed: int = 0,
+                 chunk: int | None = None, heads: Network | None = None, evaluator_key: str | None = None):
+        if config.algorithm != "puct":
+            raise ValueError(f"a search player needs algorithm 'puct', got {config.algorithm!r}")
+        chunk = chunk or time_chunk(config)
+        if chunk % config.leaf_batch or chunk > config.num_simulations:
+            raise ValueError(f"chunk must be a multiple of leaf_batch ({config.leaf_batch}) and at most "
+                             f"num_simulations ({config.num_simulations}), got {chunk}")
+        super().__init__(name, history)
+        self.config, self.chunk = config, chunk
+        self._evaluator, self._params_for, self._evaluator_key = evaluator, params, evaluator_key
+        self._seed = seed
+        self._key = jax.random.PRNGKey(seed)
+        self.tree = None
+        self._tree_at = None  # (moves played, colour to move) of the tree's root
+        self._ready: set[tuple[TreeSearch, bool]] = set()  # (search, timed) whose move is compiled
+        if heads is not None and heads.aux is None:
+            raise ValueError(f"network {heads.name!r} has no auxiliary heads (Network.aux) to analyse with")
+        self._heads_network = heads
+        self._heads_program = _heads_program(heads) if heads is not None else None
+        self._head_kinds: tuple[bool, bool] | None = None
+
+    def _new_game(self, size, komi, setup, first_player, handicap) -> None:
+        self._params = self._params_for(size) if self._params_for is not None else None
+        super()._new_game(size, komi, setup, first_player, handicap)
+        self.search = _search(self._evaluator, self.pos.game, self.config, self._evaluator_key)
+        self._head_kinds = None
+
+    def _reset(self) -> None:
+        self.tree, self._tree_at = None, None
+
+    def reseed(self, seed: int) -> None:
+        self._key = jax.random.fold_in(jax.random.PRNGKey(self._seed), seed)
+
+    def _next_key(self):
+        self._key, k = jax.random.split(self._key)
+        return k
+
+    def _root(self, colour):
+        """The tree to search for ``colour``: the kept one if its root is this position."""
+        if self.tree is not None and self._tree_at == (len(self.pos.moves), colour):
+            return self.tree
+        return self.search.init(batch1(prepared(self.pos.game, self.pos.state, colour)))
+
+    def _keep(self, tree, colour) -> None:
+        self.tree, self._tree_at = tree, (len(self.pos.moves), colour)
+
+    def prepare_fixed(self) -> None:
+        """Compile a move of ``config.num_simulations`` simulations (``start``, ``simulate``,
+        ``result``), the tree's advance and the key splits, by searching the current position
+        once on a throwaway tree (``Player.prepare_fixed``). Costs about one move's search."""
+        super().prepare_fixed()
+        self._warm_up(timed=False)
+
+    def prepare_timed(self) -> None:
+        """Compile a timed move's chunk, its result and the tree's advance, on a throwaway tree
+        (``Player.prepare_timed``)."""
+        super().prepare_timed()
+        self._warm_up(timed=True)
+
+    def _warm_up(self, timed: bool) -> None:
+        """Run the search program a move runs (timed: one chunk of ``search_for``; else the
+        fixed effort) on the current position, once per search and kind: the same jitted
+        functions at the same shapes as ``genmove``'s, so that its first call finds them
+        compiled (or read from the persistent compilation cache)."""
+        if (self.search, timed) in self._ready:
+            return
+        key = jax.random.PRNGKey(0)  # not the player's stream: preparing changes no game
+        tree = self.search.init(batch1(prepared(self.pos.game, self.pos.state, self.pos.to_play)))
+        if timed:
+            out, tree, _ = search_for(self.search, self._params, tree, key, 0.0, self.chunk)
+        else:
+            key, k = jax.random.split(key)  # what ``_next_key`` runs, eagerly
+            tree = self.search.start(self._params, tree, k)
+            tree = self.search.simulate(self._params, tree, k, self.config.num_simulations)
+            out = self.search.result(tree, k)
+        jax.block_until_ready(self.search.advance(tree, out.actions))
+        self._ready.add((self.search, timed))
+
+    def _decide(self, colour, seconds) -> Decision:
+        tree = self._root(colour)
+        if seconds is None:
+            tree = self.search.start(self._params, tree, self._next_key())
+            tree = self.search.simulate(self._params, tree, self._next_key(), self.config.num_simulations)
+            out, sims = self.search.result(tree, self._next_key()), self.config.num_simulations
+        else:
+            out, tree, sims = search_for(self.search, self._params, tree, self._next_key(), seconds, self.chunk)
+        self._keep(tree, colour)
+        return search_decision(out, sims)
+
+    def _play(self, colour: int, action: int) -> None:
+        reuse = self.tree is not None and self._tree_at == (len(self.pos.moves), colour)
+        super()._play(colour, action)
+        if reuse and not bool(self.pos.state.terminal):
+            self._keep(self.search.advance(self.tree, np.asarray([action], np.int32)), -colour)
+        else:
+            self._reset()
+
+    @property
+    def analysis_heads(self) -> tuple[bool, bool]:
+        """``(ownership, score)`` heads of the network given as ``heads`` (``Player.analysis_heads``),
+        read from the shapes of its outputs on the current game."""
+        if self._heads_network is None or self.pos is None:
+            return False, False
+        if self._head_kinds is None:
+            net = self._heads_network
+            out = jax.eval_shape(lambda v, s: net.aux(v, jax.vmap(net.planes)(s)), self._params,
+                                 batch1(self.pos.state))
+            self._head_kinds = (getattr(out, "ownership", None) is not None, getattr(out, "score", None) is not None)
+        return self._head_kinds
+
+    def analyze(self, colour, report, stop, interval=1.0, options=None) -> None:
+        """Search in chunks of ``num_simulations``, reporting the root's moves every ``interval``
+        seconds (and after the first chunk), until ``stop()``; the tree is kept for the next move.
+
+        With ``options.allowed`` the search starts from a fresh root whose moves outside it are
+        masked (and that tree is not kept: a later move searches every legal move). With
+        ``options.heads`` and a network with heads, each visited move's ``score`` is the score
+        head's margin after it (the ownership head's when there is no score head: the predicted
+        area, komi counted) and unvisited moves get the position's own; the ownership is the
+        network's at the root and after each reported visited move, averaged with weights 1
+        and the moves' visits (KataGo averages over the whole search tree)."""
+        options = options or AnalysisOptions()
+        self._require_game()
+        chunk = self.config.num_simulations
+        restricted = options.allowed is not None
+        if restricted:
+            allowed = np.asarray(options.allowed, bool)
+            if allowed.shape != (self.pos.num_points + 1,):
+                raise ValueError(f"allowed must be bool[{self.pos.num_points + 1}], got shape {allowed.shape}")
+            root = self.search.init(batch1(prepared(self.pos.game, self.pos.state, colour)))
+        else:
+            root = self._root(colour)
+        tree = self.search.start(self._params, root, self._next_key())
+        if restricted:
+            tree = _restrict_root(tree, allowed)
+        tree = jax.block_until_ready(self.search.simulate(self._params, tree, self._next_key(), chunk))
+        self._report(tree, colour, report, options)
+        last = time.perf_counter()
+        while not stop():
+            if int(tree.num_nodes[0]) + chunk <= self.search.capacity:
+                tree = jax.block_until_ready(self.search.simulate(self._params, tree, self._next_key(), chunk))
+            else:
+                time.sleep(min(interval, 0.02))  # the tree is full: keep answering, stop searching
+            if time.perf_counter() - last >= interval:
+                self._report(tree, colour, report, options)
+                last = time.perf_counter()
+        if not restricted:
+            self._keep(tree, colour)
+
+    def _report(self, tree, colour: int, report, options: AnalysisOptions) -> None:
+        """``report`` the root's moves of ``tree`` (with the heads' scores and ownership if asked)."""
+        moves = tree_analysis(tree, options.max_moves, min_moves=options.min_moves)
+        has_ownership, has_score = self.analysis_heads if options.heads else (False, False)
+        if not (has_ownership or has_score):
+            report(moves)
+            return
+        visited = [m for m in moves if m.visits > 0]
+        kids = np.asarray(tree.children[0, ROOT])
+        nodes = np.asarray([ROOT] + [int(kids[m.action]) for m in visited], np.int32)
+        own, score = [], []
+        for i in range(0, len(nodes), HEADS_BATCH):  # fixed batches: one compiled shape
+            batch = np.full(HEADS_BATCH, ROOT, np.int32)
+            part = nodes[i:i + HEADS_BATCH]
+            batch[:len(part)] = part
+            o, sc = self._heads_program(self._params, tree.states, batch)
+            own.append(np.asarray(o)[:len(part)])
+            score.append(np.asarray(sc)[:len(part)])
+        own, score = np.concatenate(own), np.concatenate(score)
+        own[1:], score[1:] = -own[1:], -score[1:]  # a child's heads speak for the opponent: the root player's view
+        if not has_score:  # the predicted area margin, komi counted for the root player
+            score = own.sum(axis=-1) - self._settings[1] * colour
+        at = {m.action: float(score[1 + i]) for i, m in enumerate(visited)}
+        moves = [dataclasses.replace(m, score=at.get(m.action, float(score[0]))) for m in moves]
+        if not has_ownership:
+            report(moves)
+            return
+        weights = np.asarray([1.0] + [m.visits for m in visited], np.float64)
+        report(moves, (weights[:, None] * own).sum(axis=0) / weights.sum())
+
+
+HEADS_BATCH = 16
+"""Tree nodes per call of a search player's analysis heads: the root and up to 15 moves."""
+
+
+def _heads_program(network: Network) -> Callable:
+    """``(variables, tree states [1, C, ...], nodes int32[K]) -> (ownership float32[K, N], score
+    float32[K])``: ``network.aux`` on the states of ``nodes`` of game 0, each for its player to
+    move (zeros for a head the network lacks), jitted."""
+    planes = jax.vmap(network.planes)
+
+    def run(variables, states, nodes):
+        picked = jax.tree_util.tree_map(lambda x: x[0, nodes], states)
+        x = planes(picked)
+        out = network.aux(variables, x)
+        k, points = nodes.shape[0], x.shape[1] * x.shape[2]
+        ownership = getattr(out, "ownership", None)
+        score = getattr(out, "score", None)
+        return (jnp.zeros((k, points), jnp.float32) if ownership is None else ownership,
+                jnp.zeros((k,), jnp.float32) if score is None else score)
+
+    return jax.jit(run)
+
+
+@jax.jit
+def _restrict_root(tree, allowed):
+    """``tree`` (a started ``SearchTree``) with its roots' moves outside ``allowed`` (bool[A])
+    made illegal and the prior renormalised over the rest."""
+    legal = tree.legal[:, ROOT] & allowed[None]
+    prior = jnp.where(legal, tree.prior[:, ROOT], 0.0)
+    prior = prior / jnp.maximum(jnp.sum(prior, axis=-1, keepdims=True), 1e-30)
+    return tree.replace(legal=tree.legal.at[:, ROOT].set(legal), prior=tree.prior.at[:, ROOT].set(prior))
+
+
+NETWORK_LEAF_BATCH = 8
+"""Leaves a network player evaluates per network call (``SearchConfig.leaf_batch``), by default.
+
+One position at a time leaves a CPU's vector units and threads mostly idle: a batch of 8
+costs little more than one, so a move searched for a time runs about 3.5 times the
+simulations on a 2-core CPU (docs/benchmarks.md, "Simulations per move"); larger batches add
+little there. Virtual loss keeps the 8 descents apart."""
+
+NETWORK_TIME_CHUNK = 64
+"""Simulations per jitted call of a network player's timed move, by default (at most 8 rounds
+of ``leaf_batch`` leaves, at least ``search.time_control.time_chunk``): each call dispatches and
+copies the whole tree, which at 16 simulations costs about a tenth of the search on a CPU."""
+
+NETWORK_NODES_PER_SIMULATION = 32
+"""A network player's tree holds ``32 * sims + 1`` nodes by default (``nodes``). A reused
+subtree may fill all but ``sims`` of them, so a tree of ``8 * sims + 1`` nodes cut timed moves
+of a fast search short (to 200 simulations, against 900 that fit in the second); about 5 kB a
+node on 9x9 (33 MB for 200 simulations)."""
+
+
+def play_search_config(simulations: int, nodes: int | None = None, c_puct: float = 1.25,
+                       leaf_batch: int = 1) -> SearchConfig:
+    """Search settings for play: the most visited move, no root noise, room to reuse the tree."""
+    return SearchConfig(num_simulations=simulations, temperature=0.0, dirichlet_fraction=0.0, c_puct=c_puct,
+                        leaf_batch=leaf_batch, tree_capacity=nodes or 8 * simulations + 1)
+
+
+def mcts_player(simulations: int = 200, *, nodes: int | None = None, c_puct: float = 1.25, seed: int = 0,
+                name: str | None = None) -> SearchPlayer:
+    """Pure Monte Carlo tree search: uniform priors, random playouts to the end of the game."""
+    return SearchPlayer(rollout_evaluator, None, play_search_config(simulations, nodes, c_puct),
+                        name=name or f"mcts{simulations}", seed=seed)
+
+
+def network_player(network: Network, simulations: int = 200, *, nodes: int | None = None, c_puct: float = 1.25,
+                   symmetries: str = "none", leaf_batch: int | None = None, chunk: int | None = None, seed: int = 0,
+                   name: str | None = None) -> SearchPlayer:
+    """A network's policy and value guiding PUCT search (AlphaGo Zero's player).
+
+    Args:
+      nodes: the tree's capacity (default ``NETWORK_NODES_PER_SIMULATION * simulations + 1``).
+      leaf_batch: leaves per network call; it must divide ``simulations``. Default: the
+        greatest common divisor of ``NETWORK_LEAF_BATCH`` and ``simulations``.
+      chunk: simulations per call of a timed move (``SearchPlayer``). Default
+        ``NETWORK_TIME_CHUNK`` (at most 8 rounds of ``leaf_batch``, at least
+        ``time_control.time_chunk``, at most ``simulations``).
+    """
+    if leaf_batch is None:
+        leaf_batch = math.gcd(NETWORK_LEAF_BATCH, simulations)
+    config = play_search_config(simulations, nodes or NETWORK_NODES_PER_SIMULATION * simulations + 1, c_puct,
+                                leaf_batch)
+    if chunk is None:
+        rounds = min(NETWORK_TIME_CHUNK, 8 * leaf_batch) // leaf_batch
+        chunk = min(simulations, max(time_chunk(config), rounds * leaf_batch))
+    evaluator = network_evaluator(network.apply, network.planes, symmetries)
+    evaluator_key = None if network.key is None else f"network({network.key}, symmetries={symmetries!r})"
+    return SearchPlayer(lambda game: evaluator, network.variables, config, chunk=chunk, evaluator_key=evaluator_key,
+                        name=name or f"{network.name}-search{simulations}", history=network.history, seed=seed,
+                        heads=network if network.aux is not None else None)

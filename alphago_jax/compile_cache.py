@@ -292,8 +292,8 @@ def kept(jitted, name: str, key: str | None, static_argnums: tuple[int, ...] = (
     function is not hashed, only this package's source, JAX's versions and flags and the device
     (``_environment_digest``). So ``key`` must describe everything the function closes over
     (rules, settings, the network's architecture), e.g. their reprs. ``key`` None: ``jitted``
-    as it is, and so with the compilation cache off. The files are programs this machine runs: the folder is trusted as JAX's own
-    cache is.
+    as it is, and so with the compilation cache off. The files are programs this machine runs:
+    the folder is trusted as JAX's own cache is.
 
     Args:
       jitted: a ``jax.jit`` function.

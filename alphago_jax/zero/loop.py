@@ -66,11 +66,11 @@ from alphago_jax.train.checkpoint import Checkpointer
 from alphago_jax.gtp_client import GTPError, find_gnugo
 from alphago_jax.train.evaluation import MatchResult
 from alphago_jax.zero.external_eval import GnuGoOutput
-from alphago_jax.train.metrics import RunLogger, plot_metrics, read_metrics
+from alphago_jax.train.metrics import RunLogger, read_metrics
 from alphago_jax.train.timing import Clock, PhaseTimer, TimeBudget, WallClock, plan_end
 from alphago_jax.zero.config import KIND, ZeroConfig, config_differences, saved_config
 from alphago_jax.zero.programs import Programs, build, replicated, to_host, train_iteration
-from alphago_jax.zero.runs import plot_keys, init_network, network_chain
+from alphago_jax.zero.runs import init_network, network_chain, plot_run
 from alphago_jax.zero.selfplay import STAT_NAMES, MatchOutput
 
 DISTRIBUTED_ENV = "ALPHAGO_JAX_DISTRIBUTED"
@@ -436,7 +436,7 @@ def _run(config: ZeroConfig, out_dir, resume: bool, progress: bool, callback, di
     if logger:
         logger.close()
         try:
-            plot = plot_metrics(metrics_path, out / "metrics.png", keys=plot_keys(metrics_path))
+            plot = plot_run(out)
         except ValueError:  # nothing logged yet to plot
             plot = None
         sample = out / "sample.sgf" if (out / "sample.sgf").exists() else None

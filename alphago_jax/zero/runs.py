@@ -25,7 +25,7 @@ PLOT_PANELS = (
 """The panels of ``metrics.png`` (columns of ``metrics.csv``)."""
 
 
-def plot_keys(metrics_csv) -> list[list[str]]:
+def _plot_keys(metrics_csv) -> list[list[str]]:
     columns = read_metrics(metrics_csv)
     panels = [[k for k in panel if k in columns and np.any(np.isfinite(columns[k]))] for panel in PLOT_PANELS]
     return [p for p in panels if p]
@@ -146,4 +146,4 @@ def plot_run(out_dir) -> pathlib.Path:
     path = pathlib.Path(out_dir) / "metrics.csv"
     if not path.is_file():
         raise ValueError(f"{path}: no metrics file: is {out_dir} the output directory of a training run?")
-    return plot_metrics(path, pathlib.Path(out_dir) / "metrics.png", keys=plot_keys(path) or None)
+    return plot_metrics(path, pathlib.Path(out_dir) / "metrics.png", keys=_plot_keys(path) or None)

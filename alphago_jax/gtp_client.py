@@ -11,6 +11,7 @@ it; ``alphago_jax.play.gtp_client`` re-exports it.
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 import subprocess
@@ -21,6 +22,29 @@ GNUGO_RULES_ARGS = ("--mode", "gtp", "--chinese-rules", "--positional-superko", 
 
 class GTPError(RuntimeError):
     """An engine answered a command with ``?``, or died."""
+
+
+_RULE_CONFLICTS = {  # each rules flag of GNUGO_RULES_ARGS, and the flags that choose otherwise
+    "--chinese-rules": ("--japanese-rules",),
+    "--positional-superko": ("--situational-superko",),
+    "--forbid-suicide": ("--allow-suicide", "--allow-all-suicide"),
+}
+
+
+def is_gnugo(argv: list[str]) -> bool:
+    """Whether a command line starts GNU Go (its binary is named ``gnugo``)."""
+    return bool(argv) and os.path.basename(argv[0]).startswith("gnugo")
+
+
+def with_gnugo_rules(argv: list[str]) -> list[str]:
+    """``argv`` with GNU Go's rules flags (``GNUGO_RULES_ARGS``) added where it starts GNU Go
+    and does not choose those rules itself, so that GNU Go plays the rules this project scores
+    (area, positional superko, no suicide); any other command line is returned unchanged."""
+    if not is_gnugo(argv):
+        return list(argv)
+    extra = [] if "--mode" in argv else ["--mode", "gtp"]
+    extra += [flag for flag, others in _RULE_CONFLICTS.items() if not {flag, *others} & set(argv)]
+    return [argv[0], *extra, *argv[1:]]
 
 
 def find_gnugo() -> str | None:

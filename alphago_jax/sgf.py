@@ -68,6 +68,8 @@ class GameRecord:
       result: the RE property (e.g. ``"B+3.5"``, ``"W+R"``), or None.
       black_name, white_name: PB / PW, or None.
       source: the file the record was read from, or None. Not compared by ``==``.
+      comments: each move's comment (C), ``""`` for none, aligned with ``moves`` (or empty:
+        no comments); the arena writes the seconds each move took. Not compared by ``==``.
     """
 
     size: int
@@ -81,6 +83,7 @@ class GameRecord:
     black_name: str | None = None
     white_name: str | None = None
     source: str | None = dataclasses.field(default=None, compare=False)
+    comments: tuple[str, ...] = dataclasses.field(default=(), compare=False)
 
     @property
     def name(self) -> str:
@@ -201,7 +204,7 @@ def load(path_or_bytes, *, require_moves: bool = True) -> GameRecord:
     black_setup = tuple(sorted(_to_point(p, size) for p in ab - ae))
     white_setup = tuple(sorted(_to_point(p, size) for p in aw - ae))
 
-    moves = []
+    moves, comments = [], []
     for depth, node in enumerate(game.get_main_sequence()):
         if depth > 0 and node.has_setup_stones():
             raise SGFError(
@@ -217,6 +220,7 @@ def load(path_or_bytes, *, require_moves: bool = True) -> GameRecord:
             what = f"move {len(moves) + 1} {colour.upper()}[{text}]"
             raise SGFError(f"{name}: {what} is off the board or malformed", len(moves) + 1) from None
         moves.append((_COLOUR[colour], _to_point(point, size)))
+        comments.append(node.get("C") if node.has_property("C") else "")
     if require_moves and not moves:
         raise SGFError(f"{name}: no moves (a position or problem, not a game record)")
     first = _COLOUR[pl] if pl else _default_first_player(moves, handicap, black_setup, white_setup)
@@ -224,6 +228,7 @@ def load(path_or_bytes, *, require_moves: bool = True) -> GameRecord:
         size=size, komi=float(komi), handicap=int(handicap), black_setup=black_setup,
         white_setup=white_setup, first_player=first, moves=tuple(moves), result=result,
         black_name=black_name, white_name=white_name, source=source,
+        comments=tuple(comments) if any(comments) else (),
     )
 
 
@@ -366,7 +371,8 @@ def replay(record: GameRecord, game: Go | None = None, *, all_states: bool = Fal
 
 # --------------------------------------------------------------------------------- writing
 def dump(record: GameRecord) -> bytes:
-    """The record as SGF (FF[4], UTF-8): SZ, KM, HA, PB, PW, RE, AB, AW, PL if needed, moves."""
+    """The record as SGF (FF[4], UTF-8): SZ, KM, HA, PB, PW, RE, AB, AW, PL if needed, moves
+    (with their comments)."""
     size = record.size
     game = sgf.Sgf_game(size=size)
     root = game.get_root()
@@ -382,8 +388,11 @@ def dump(record: GameRecord) -> bytes:
     default = _default_first_player(record.moves, record.handicap, record.black_setup, record.white_setup)
     if record.first_player != default:
         root.set("PL", _SGF_COLOUR[record.first_player])
-    for colour, action in record.moves:
-        game.extend_main_sequence().set_move(_SGF_COLOUR[colour], _to_row_col(action, size))
+    for i, (colour, action) in enumerate(record.moves):
+        node = game.extend_main_sequence()
+        node.set_move(_SGF_COLOUR[colour], _to_row_col(action, size))
+        if i < len(record.comments) and record.comments[i]:
+            node.set("C", record.comments[i])
     return game.serialise()
 
 

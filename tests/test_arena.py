@@ -14,7 +14,7 @@ import pytest
 
 from alphago_jax import __version__, sgf
 from alphago_jax.games.base import BLACK, WHITE
-from alphago_jax.play import commands
+from alphago_jax.play import arena, commands
 from alphago_jax.play.arena import play_one_game, run_match
 from alphago_jax.play.players import RESIGN, Decision, LocalPlayer, RandomPlayer
 from alphago_jax.play.search_player import mcts_player
@@ -35,7 +35,7 @@ def test_full_game_against_gnugo(gnugo_path, tmp_path):
     assert match.result.games == 1 and match.result.player == "mcts16"
     assert "| mcts16 | GNU Go" in match.table
     # Every move of the engine was one fixed 16-simulation search; GNU Go reports none.
-    assert game.decisions[0] + game.decisions[1] >= game.moves and game.simulations[0] == 16 * game.decisions[0]
+    assert game.decisions[0] + game.decisions[1] >= game.moves - arena.DEFAULT_OPENINGS and game.simulations[0] == 16 * game.decisions[0]
     assert match.simulations_per_move("mcts16") == 16.0 and match.simulations_per_move(game.white) is None
     assert match.effort == f"Simulations per move: mcts16 16.0, {game.white} not reported."
 
@@ -167,7 +167,7 @@ def test_arena_in_parallel_processes(tmp_path, capsys):
         record = sgf.load(out / f"game-00{i}.sgf")
         first_is_black = record.black_name == "random (1)"
         assert first_is_black == (i % 2 == 1) and f"game {i}: {record.black_name} (B)" in text
-        sgf.replay(record)
+        sgf.replay(record, play_game(5, record.komi))  # the arena's move limit
         wins += record.result.startswith("B") == first_is_black and not record.result.startswith("0")
     assert f"| random (1) | random (2) | 4 | {wins} |" in text
 
@@ -214,4 +214,4 @@ def test_a_terminated_parallel_match_stops_its_workers(tmp_path):
         time.sleep(0.2)
     assert not left, f"processes {left} outlived the match"
     for record in out.glob("*.sgf"):  # every game saved is whole
-        sgf.replay(sgf.load(record))
+        sgf.replay(sgf.load(record), play_game(5, 7.5))

@@ -15,6 +15,7 @@ import sys
 import threading
 
 DEFAULT_PLAYER = "default"
+DEFAULT_OPENINGS = 2  # arena.DEFAULT_OPENINGS, written here so that parsing the command line imports no JAX
 """The player of ``gtp`` and ``play`` when none is named: the shipped network on 9x9, pure MCTS
 on other sizes."""
 
@@ -80,7 +81,8 @@ def run_arena(args) -> int:
     from alphago_jax.play.gtp_client import GTPError
 
     options = dict(seconds=args.time, resign_below=args.resign, cleanup=not args.no_cleanup, max_moves=args.max_moves,
-                   openings=args.openings, out_dir=args.out, progress=not args.no_progress)
+                   openings=args.openings, referee=not args.no_referee, out_dir=args.out,
+                   progress=not args.no_progress)
     with _terminate_as_interrupt(), _player(args.player) as a, _player(args.opponent) as b:  # bad specs fail here
         try:
             if args.parallel > 1:
@@ -95,8 +97,7 @@ def run_arena(args) -> int:
             print(f"alphago-jax arena: interrupted{saved}", file=sys.stderr)
             return 130
     print(match.table, end="")
-    if match.effort:
-        print(match.effort)
+    print(match.summary, end="")
     for g in match.games:
         print(f"game {g.index}: {g.black} (B) vs {g.white} (W): {g.result} by {g.how} after {g.moves} moves"
               + (f", {g.sgf_path}" if g.sgf_path else ""))
@@ -117,7 +118,8 @@ def _game_options(p: argparse.ArgumentParser, size: int) -> None:
     p.add_argument("--size", type=int, default=size, help=f"board size, 2 to 19 (default {size})")
     p.add_argument("--komi", type=float, default=7.5, help="points given to white (default 7.5)")
     p.add_argument("--time", type=float, default=None, metavar="SECONDS",
-                   help="seconds per move (default: the player's own fixed effort, e.g. its simulations)")
+                   help="seconds per move of the internal players (default: their own fixed effort, e.g. "
+                        "their simulations); external engines keep their own settings (gtp:...,time=S gives one a clock)")
 
 
 def add_commands(subparsers) -> None:
@@ -137,9 +139,10 @@ def add_commands(subparsers) -> None:
     arena = subparsers.add_parser(
         "arena", help="play a match between two players and print wins, win rate, interval and Elo",
         description="A match between two players (internal, or external GTP engines such as "
-                    "'/usr/games/gnugo --mode gtp --level 1'), colours alternating, every game saved "
-                    "as SGF, scored by Tromp-Taylor area after both pass (with a cleanup phase for "
-                    "engines that know kgs-genmove_cleanup).")
+                    "'gnugo:level=10' or '/usr/games/gnugo --mode gtp --level 1', which play at their own "
+                    "settings), colours alternating, pairs of games from distinct random openings, every game "
+                    "saved as SGF with each move's time, scored by Tromp-Taylor area after both pass (with a "
+                    "cleanup phase for engines that know kgs-genmove_cleanup), GNU Go's own count beside it.")
     arena.add_argument("player", help=PLAYER_HELP)
     arena.add_argument("opponent", help="the other player, same forms")
     arena.add_argument("--games", type=int, default=10, help="games to play (default 10)")
@@ -149,9 +152,12 @@ def add_commands(subparsers) -> None:
     arena.add_argument("--max-moves", type=int, default=None, help="move limit per game (default 3 per point)")
     arena.add_argument("--out", default="arena", help="directory for the SGF records and results.md (default arena)")
     arena.add_argument("--no-cleanup", action="store_true", help="end at the first two passes, no cleanup phase")
-    arena.add_argument("--openings", type=int, default=0, metavar="K",
-                       help="each pair of games (colours swapped) starts from the same K random legal moves, so "
-                            "that deterministic players do not repeat one game (default 0)")
+    arena.add_argument("--openings", type=int, default=DEFAULT_OPENINGS, metavar="K",
+                       help="each pair of games (colours swapped) starts from the same K random legal moves, no "
+                            "two pairs alike, so that deterministic players do not repeat one game "
+                            f"(default {DEFAULT_OPENINGS}; 0: every game from the empty board)")
+    arena.add_argument("--no-referee", action="store_true",
+                       help="do not record GNU Go's own count (final_score) of each scored game beside ours")
     arena.add_argument("--parallel", type=int, default=1, metavar="N",
                        help="play the games in N processes at once, each with its own players (default 1); "
                             "with --time each process has that time per move")

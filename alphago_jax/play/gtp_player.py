@@ -6,20 +6,24 @@
         gnugo.genmove(WHITE)
 
 Moves go to the engine as GTP commands (``play``, ``genmove``, ``reg_genmove``,
-``kgs-genmove_cleanup`` when the engine knows it, ``undo``); a time budget is passed on as
-Canadian byo-yomi of that many seconds per move. The engine keeps its own rules: the arena
-scores its games with this project's rules, not the engine's.
+``kgs-genmove_cleanup`` when the engine knows it, ``undo``). The engine plays at its own
+settings: a match's time per move is not passed on, since an engine such as GNU Go lowers its
+level to fit a clock; ``time=SECONDS`` gives it a clock of its own (Canadian byo-yomi of that
+many seconds per move, sent with every new game). GNU Go is started with this project's rules
+flags (``gtp_client.with_gnugo_rules``); the arena scores every game with this project's rules,
+not the engine's.
 """
 
 from __future__ import annotations
 
 import math
+import shlex
 
 import numpy as np
 
 from alphago_jax.games import grid
 from alphago_jax.games.base import BLACK, WHITE
-from alphago_jax.play.gtp_client import GTPClient, GTPError
+from alphago_jax.gtp_client import GTPClient, GTPError, with_gnugo_rules
 from alphago_jax.play.players import RESIGN, Decision, Player
 from alphago_jax.play.position import colour_letter
 
@@ -30,13 +34,18 @@ class GTPPlayer(Player):
     Args:
       command: the engine's command line (a string split like a shell would, or a list).
       name: the player's name; default the engine's ``name`` and ``version``.
+      time: seconds per move to give the engine as its clock (``time_settings 0 T 1``, T the
+        seconds rounded up); None: no clock, the engine's own settings decide.
 
     Raises:
       GTPError: if the engine cannot be started or does not answer.
     """
 
-    def __init__(self, command: str | list[str], name: str | None = None):
-        self.client = GTPClient(command)
+    def __init__(self, command: str | list[str], name: str | None = None, time: float | None = None):
+        if time is not None and not time > 0:
+            raise ValueError(f"time must be a positive number of seconds, got {time!r}")
+        argv = shlex.split(command) if isinstance(command, str) else list(command)
+        self.client = GTPClient(with_gnugo_rules(argv))
         try:
             self.commands = set(self.client.send("list_commands").split())
             if name is None:
@@ -47,11 +56,17 @@ class GTPPlayer(Player):
             raise
         self.name = name
         self.can_cleanup = "kgs-genmove_cleanup" in self.commands
+        self.time = time
         self._size = None
-        self._seconds = None
 
     def close(self) -> None:
         self.client.close()
+
+    def reseed(self, seed: int) -> None:
+        """Seed the engine's random choices (``set_random_seed``, where it knows it), so that a
+        deterministic engine varies from game to game of a match."""
+        if "set_random_seed" in self.commands:
+            self.client.send(f"set_random_seed {int(seed)}")
 
     def _new_game(self, size, komi, setup, first_player, handicap) -> None:
         stones = np.zeros(size * size, np.int8) if setup is None else np.asarray(setup).reshape(-1)
@@ -65,6 +80,8 @@ class GTPPlayer(Player):
         except GTPError as e:
             raise ValueError(f"{self.name} cannot play on a {size}x{size} board: {e}") from None
         commands = ["clear_board", f"komi {komi:g}"]
+        if self.time is not None:
+            commands.append(f"time_settings 0 {max(1, math.ceil(self.time))} 1")
         if black:
             commands.append("set_free_handicap " + " ".join(black))
         self.client.send_many(commands)
@@ -86,11 +103,9 @@ class GTPPlayer(Player):
 
     def genmove(self, colour: int, seconds: float | None = None, *, commit: bool = True, cleanup: bool = False,
                 resign_below: float = 0.0) -> Decision:
-        """Ask the engine for a move (its own resignation decides ``RESIGN``; ``resign_below`` is unused)."""
-        del resign_below
-        if seconds is not None and seconds != self._seconds:
-            self.client.send(f"time_settings 0 {max(1, math.ceil(seconds))} 1")
-            self._seconds = seconds
+        """Ask the engine for a move (its own resignation decides ``RESIGN``). ``seconds`` and
+        ``resign_below`` are unused: the engine keeps its own settings, or the clock of ``time``."""
+        del seconds, resign_below
         c = colour_letter(colour)
         if not commit:
             command = f"reg_genmove {c}"

@@ -253,7 +253,7 @@ class Position:
 
     # -- records ---------------------------------------------------------------------------
     def record(self, result: str | None = None, black_name: str | None = None,
-               white_name: str | None = None) -> sgf.GameRecord:
+               white_name: str | None = None, comments: tuple[str, ...] = ()) -> sgf.GameRecord:
         """The game as an SGF record (``sgf.dump`` / ``sgf.save`` write it). Its first player
         (SGF's PL) is the colour of the first move when there is one: GTP lets either colour move
         first, and a record whose PL names the other colour contradicts its own first move."""
@@ -263,7 +263,7 @@ class Position:
             black_setup=tuple(int(p) for p in np.flatnonzero(self.setup == BLACK)),
             white_setup=tuple(int(p) for p in np.flatnonzero(self.setup == WHITE)),
             first_player=first, moves=tuple(self.moves), result=result,
-            black_name=black_name, white_name=white_name)
+            black_name=black_name, white_name=white_name, comments=tuple(comments))
 
     @classmethod
     def from_record(cls, game: Game, record: sgf.GameRecord, moves: int | None = None) -> "Position":

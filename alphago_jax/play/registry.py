@@ -13,8 +13,15 @@ A player spec is ``KIND`` or ``KIND:OPTIONS``; for most kinds the options are
     alphago-policy:run=runs/ag/rl   an AlphaGo policy alone, sampling  (run, temperature, seed)
     grave:playouts=300              GRAVE                              (playouts, nodes, ref, bias, seed)
     mcps:playouts=300,rho=30        Monte Carlo Permutation Search     (playouts, nodes, ref, window, rho, seed)
-    gtp:/usr/games/gnugo --mode gtp --level 1    an external GTP engine (the rest is its command line)
+    gtp:/usr/games/gnugo --mode gtp --level 1    an external GTP engine (the rest is its command line;
+                                    options after commas: time=SECONDS gives it a clock, name=NAME)
     /usr/games/gnugo --mode gtp     the same: a spec whose first word is a path runs that engine
+    gnugo:level=10                  GNU Go 3.8 at its own settings (level 0 to 10, default 10;
+                                    time=SECONDS gives it a clock; path=BINARY)
+
+External engines play at their own strength: a match's time per move is not passed on to them
+(GNU Go lowers its level to fit a clock). GNU Go is always started on this project's rules
+(Chinese area scoring, positional superko, no suicide: ``gtp_client.with_gnugo_rules``).
 
 ``sims`` is the simulations per move without a time limit (default 200); ``nodes`` the tree's
 capacity (default ``8 * sims + 1``), which bounds a move searched for a time and ``lz-analyze``.
@@ -157,12 +164,39 @@ def _policy(arg: str) -> Player:
     return PolicyPlayer(load_network(options.get("net", "shipped")))
 
 
+_GTP_OPTIONS = {"time": float, "name": str}
+
+
 def _gtp(arg: str) -> Player:
     from alphago_jax.play.gtp_player import GTPPlayer
 
-    if not arg:
+    # Options follow the command line after commas: "CMD,time=1" (a command with a comma of
+    # its own keeps it, unless the text after it looks like one of these options).
+    command, options = arg, {}
+    while "," in command:
+        head, _, tail = command.rpartition(",")
+        if tail.partition("=")[0].strip() not in _GTP_OPTIONS:
+            break
+        options.update(parse_options(tail, _GTP_OPTIONS, "gtp"))
+        command = head
+    if not command.strip():
         raise ValueError("gtp: give the engine's command line, e.g. 'gtp:/usr/games/gnugo --mode gtp --level 1'")
-    return GTPPlayer(arg)
+    return GTPPlayer(command.strip(), **options)
+
+
+def _gnugo(arg: str) -> Player:
+    from alphago_jax.gtp_client import find_gnugo
+
+    options = parse_options(arg, {"level": int, "time": float, "path": str}, "gnugo")
+    level = options.pop("level", 10)
+    if not 0 <= level <= 10:
+        raise ValueError(f"gnugo: level must be 0 to 10, got {level}")
+    binary = options.pop("path", None) or find_gnugo()
+    if binary is None:
+        raise ValueError("gnugo: GNU Go is not installed (apt-get install -y gnugo, or give path=)")
+    from alphago_jax.play.gtp_player import GTPPlayer
+
+    return GTPPlayer([binary, "--level", str(level)], **options)
 
 
 def untrained_network(seed: int = 0, blocks: int = 1, filters: int = 16) -> Network:
@@ -196,15 +230,15 @@ def shipped_network_path():
 
 def saved_network(saved, name: str) -> Network:
     """A ``Network`` of a ``nets.saved.SavedNetwork`` (its variables on the device once); it
-    plays only the board size it was trained on."""
+    plays the board size it was trained on, and every size when it is size-agnostic."""
     from alphago_jax import features
 
     on_device = functools.lru_cache(maxsize=1)(lambda: jax.device_put(saved.variables))
 
     def variables(size: int):
-        if size != saved.board_size:
+        if not saved.plays(size):
             raise ValueError(f"network {name} ({saved.path}) plays {saved.board_size}x{saved.board_size}, "
-                             f"not {size}x{size}")
+                             f"not {size}x{size} (its heads are sized for its board)")
         return on_device()
 
     from alphago_jax.nets import policy_value_apply
@@ -300,7 +334,8 @@ register_player("random", "uniformly random legal moves (seed)", _random)
 register_player("mcts", "pure-rollout MCTS with tree reuse (sims, nodes, c_puct, seed)", _mcts)
 register_player("net", "a network with PUCT search (net, sims, nodes, c_puct, symmetries, seed)", _net)
 register_player("policy", "a network's raw policy, no search (net)", _policy)
-register_player("gtp", "an external GTP engine: gtp:COMMAND LINE", _gtp)
+register_player("gtp", "an external GTP engine: gtp:COMMAND LINE[,time=SECONDS][,name=NAME]", _gtp)
+register_player("gnugo", "GNU Go at its own settings, on this project's rules (level, time, path)", _gnugo)
 register_player("checkpoint", "a network file or training run with PUCT search: checkpoint:PATH[,sims=..]",
                 _checkpoint_player)
 register_player("alphago", "AlphaGo: SL policy priors, value network and rollouts in PUCT search "

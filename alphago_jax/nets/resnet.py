@@ -27,6 +27,14 @@ the network above, its parameters and its ``(logits, value)`` outputs are unchan
     ownership: conv 1x1 1 (with bias), flatten, tanh         -> ownership [B, S*S]
     score:     FC 1 on the value head's hidden layer, times S  -> score [B]
 
+    size_agnostic: KataGo's fully convolutional heads, so that one set of parameters plays every
+               board size (global pooling as above, with the board-width feature, also in the tower):
+      policy: conv 1x1 P and conv 1x1 G; the G channels BN, ReLU, pooled (mean, mean * (S - 14) / 10,
+              max) -> FC -> a bias on the P channels; BN, ReLU, conv 1x1 1 -> one logit a point;
+              the pooled G values -> FC 1 -> the pass logit                  -> logits [B, S*S + 1]
+      value:  conv 1x1 V, BN, ReLU, pooled the same way, FC value_hidden, ReLU, FC 1, tanh -> value [B]
+      (P = G = V = max(2, F // 8); ownership and score as below, from the same tower and hidden layer)
+
 With ``ownership`` or ``score`` on, the call returns a ``DualOutput`` (logits, value, ownership,
 score; a head that is off gives None) instead of the pair; ``policy_value`` takes the pair out of
 either, and ``policy_value_apply(net)`` is ``net.apply`` returning the pair, for searches and players.
@@ -83,6 +91,14 @@ def _board_max(x: jnp.ndarray) -> jnp.ndarray:
     return jnp.take_along_axis(flat, at, axis=-2)[..., 0, :]
 
 
+def _pool(x: jnp.ndarray, width_scaled: bool) -> jnp.ndarray:
+    """``[B, S, S, C]`` -> ``[B, 2C]`` (mean, max over the board) or, ``width_scaled``, ``[B, 3C]``
+    (mean, mean * (S - 14) / 10, max: KataGo's feature that tells the board's size)."""
+    mean = jnp.mean(x, axis=(-3, -2))
+    parts = [mean, mean * ((x.shape[-2] - 14) / 10)] if width_scaled else [mean]
+    return jnp.concatenate([*parts, _board_max(x)], axis=-1)
+
+
 class GlobalPoolBlock(nn.Module):
     """A residual block with KataGo's global pooling bias. ``[B, S, S, F]`` -> same.
 
@@ -91,8 +107,8 @@ class GlobalPoolBlock(nn.Module):
     regular channel, added at every point; then BN, ReLU, conv 3x3 (F - G -> F), BN, add the
     input, ReLU. The pooled values see the whole board at once, which a stack of 3x3 convolutions
     needs many blocks to do (whole-board facts: ko threats, who is ahead, big groups' life).
-    KataGo's third pooled value (the mean scaled by the board width) only matters for a net that
-    plays several board sizes, and is left out.
+    KataGo's third pooled value (the mean scaled by the board width, ``width_scaled``) only
+    matters for a net that plays several board sizes.
     """
 
     filters: int
@@ -100,6 +116,7 @@ class GlobalPoolBlock(nn.Module):
     bn_momentum: float = 0.9
     bn_epsilon: float = 1e-5
     dtype: Dtype = jnp.float32
+    width_scaled: bool = False
 
     @nn.compact
     def __call__(self, x: jnp.ndarray, train: bool) -> jnp.ndarray:
@@ -109,8 +126,7 @@ class GlobalPoolBlock(nn.Module):
         norm = _batch_norm(self, train)
         h = nn.Conv(self.filters, (3, 3), padding="SAME", use_bias=False, dtype=self.dtype, name="conv0")(x)
         regular, pooled = h[..., : self.filters - self.pooled], h[..., self.filters - self.pooled:]
-        g = nn.relu(norm(name="bn_pool")(pooled))
-        g = jnp.concatenate([jnp.mean(g, axis=(-3, -2)), _board_max(g)], axis=-1)
+        g = _pool(nn.relu(norm(name="bn_pool")(pooled)), self.width_scaled)
         bias = nn.Dense(self.filters - self.pooled, use_bias=False, dtype=self.dtype, name="pool_fc")(g)
         h = nn.relu(norm(name="bn0")(regular + bias[..., None, None, :]))
         h = nn.Conv(self.filters, (3, 3), padding="SAME", use_bias=False, dtype=self.dtype, name="conv1")(h)
@@ -165,6 +181,9 @@ class DualResNet(nn.Module):
       score: KataGo's score-margin head (see ``DualOutput``).
       global_pool: KataGo's global pooling bias in every third block, counting back from the last
         (so a 1-block network has one, a 6-block network two); needs ``filters >= 2``.
+      size_agnostic: KataGo's fully convolutional heads (see the module's docstring): no layer's
+        shape depends on the board, so the same parameters run on every size; implies
+        ``global_pool``.
 
     Call: ``x`` ``[B, S, S, in_planes]``, ``train`` (use and update batch statistics; needs
     ``mutable=["batch_stats"]``) -> ``(logits float32[B, S*S + 1], value float32[B])``: policy
@@ -182,6 +201,7 @@ class DualResNet(nn.Module):
     ownership: bool = False
     score: bool = False
     global_pool: bool = False
+    size_agnostic: bool = False
 
     @property
     def has_aux(self) -> bool:
@@ -190,7 +210,7 @@ class DualResNet(nn.Module):
 
     def pools(self, block: int) -> bool:
         """Whether residual block ``block`` (0-based) has the global pooling bias."""
-        return self.global_pool and (self.blocks - 1 - block) % 3 == 0
+        return (self.global_pool or self.size_agnostic) and (self.blocks - 1 - block) % 3 == 0
 
     @nn.compact
     def __call__(self, x: jnp.ndarray, train: bool = False):
@@ -202,22 +222,14 @@ class DualResNet(nn.Module):
         for i in range(self.blocks):
             if self.pools(i):
                 h = GlobalPoolBlock(self.filters, max(1, self.filters // 4), self.bn_momentum, self.bn_epsilon,
-                                    dtype=self.dtype, name=f"block{i}")(h, train)
+                                    dtype=self.dtype, width_scaled=self.size_agnostic, name=f"block{i}")(h, train)
             else:
                 h = ResidualBlock(
                     self.filters, self.bn_momentum, self.bn_epsilon, dtype=self.dtype, name=f"block{i}"
                 )(h, train)
 
-        p = nn.Conv(2, (1, 1), use_bias=False, dtype=self.dtype, name="policy_conv")(h)
-        p = nn.relu(norm(name="policy_bn")(p))
-        p = p.reshape(p.shape[:-3] + (size * size * 2,))
-        logits = nn.Dense(size * size + 1, dtype=self.dtype, name="policy_fc")(p)
-
-        v = nn.Conv(1, (1, 1), use_bias=False, dtype=self.dtype, name="value_conv")(h)
-        v = nn.relu(norm(name="value_bn")(v))
-        v = v.reshape(v.shape[:-3] + (size * size,))
-        hidden = nn.relu(nn.Dense(self.value_hidden, dtype=self.dtype, name="value_fc")(v))
-        v = nn.Dense(1, dtype=self.dtype, name="value_out")(hidden)[..., 0]
+        heads = self._pooled_heads if self.size_agnostic else self._sized_heads
+        logits, v, hidden = heads(h, size, norm)
         logits, value = logits.astype(jnp.float32), jnp.tanh(v.astype(jnp.float32))
         if not self.has_aux:
             return logits, value
@@ -232,6 +244,34 @@ class DualResNet(nn.Module):
             sc = nn.Dense(1, dtype=self.dtype, name="score_out")(hidden)[..., 0]
             score = sc.astype(jnp.float32) * size
         return DualOutput(logits, value, ownership, score)
+
+    def _sized_heads(self, h, size: int, norm):
+        """AlphaGo Zero's heads: fully connected layers over the S*S points."""
+        p = nn.Conv(2, (1, 1), use_bias=False, dtype=self.dtype, name="policy_conv")(h)
+        p = nn.relu(norm(name="policy_bn")(p))
+        p = p.reshape(p.shape[:-3] + (size * size * 2,))
+        logits = nn.Dense(size * size + 1, dtype=self.dtype, name="policy_fc")(p)
+        v = nn.Conv(1, (1, 1), use_bias=False, dtype=self.dtype, name="value_conv")(h)
+        v = nn.relu(norm(name="value_bn")(v))
+        v = v.reshape(v.shape[:-3] + (size * size,))
+        hidden = nn.relu(nn.Dense(self.value_hidden, dtype=self.dtype, name="value_fc")(v))
+        return logits, nn.Dense(1, dtype=self.dtype, name="value_out")(hidden)[..., 0], hidden
+
+    def _pooled_heads(self, h, size: int, norm):
+        """KataGo's heads: 1x1 convolutions per point, pooled features for pass and value."""
+        c = max(2, self.filters // 8)
+        p = nn.Conv(c, (1, 1), use_bias=False, dtype=self.dtype, name="policy_conv")(h)
+        g = nn.Conv(c, (1, 1), use_bias=False, dtype=self.dtype, name="policy_pool_conv")(h)
+        g = _pool(nn.relu(norm(name="policy_pool_bn")(g)), True)
+        p = p + nn.Dense(c, use_bias=False, dtype=self.dtype, name="policy_pool_fc")(g)[..., None, None, :]
+        p = nn.relu(norm(name="policy_bn")(p))
+        points = nn.Conv(1, (1, 1), dtype=self.dtype, name="policy_out")(p).reshape(p.shape[:-3] + (size * size,))
+        passing = nn.Dense(1, dtype=self.dtype, name="pass_out")(g)
+        logits = jnp.concatenate([points, passing], axis=-1)
+        v = nn.Conv(c, (1, 1), use_bias=False, dtype=self.dtype, name="value_conv")(h)
+        v = _pool(nn.relu(norm(name="value_bn")(v)), True)
+        hidden = nn.relu(nn.Dense(self.value_hidden, dtype=self.dtype, name="value_fc")(v))
+        return logits, nn.Dense(1, dtype=self.dtype, name="value_out")(hidden)[..., 0], hidden
 
 
 __all__ = ["DualOutput", "DualResNet", "GlobalPoolBlock", "ResidualBlock", "policy_value", "policy_value_apply"]

@@ -5,12 +5,12 @@ A file is msgpack (``flax.serialization``) holding a header and the variables::
 
     {"format": "alphago_jax-network", "version": 1, "kind": "dual_resnet",
      "config": {"blocks", "filters", "value_hidden", "board_size", "komi",
-                "ownership", "score", "global_pool"},
+                "ownership", "score", "global_pool", "size_agnostic"},
      "info": {...anything JSON-able: the run, iteration, training steps, the command...},
      "variables": <msgpack bytes of {"params", "batch_stats"}>, "crc32": <of those bytes>}
 
-The three switches are ``DualResNet``'s KataGo additions (auxiliary heads, global pooling); a file
-without them (written before they existed) has them off. The variables are float32 numpy arrays.
+The four switches are ``DualResNet``'s KataGo additions (auxiliary heads, global pooling, heads
+for every board size); a file without them (written before they existed) has them off. The variables are float32 numpy arrays.
 Loading checks the header, the checksum and every array's shape against the network the header
 describes (and that there is no array it lacks), and raises ``ValueError`` naming the file for
 anything that does not fit (a truncated or altered file, another format, another network).
@@ -42,7 +42,8 @@ class SavedNetwork:
     Attributes:
       net: the ``DualResNet`` (17 input planes).
       variables: ``{"params", "batch_stats"}``, float32 numpy leaves.
-      board_size: the board it was trained on (its value head is sized for it).
+      board_size: the board it was trained on (a network that is not ``size_agnostic`` plays
+        only that size: its heads are sized for it).
       komi: the komi it was trained with.
       info: the file's free-form description (run, iteration, command, ...).
       path: where it was read from.
@@ -55,12 +56,16 @@ class SavedNetwork:
     info: dict
     path: pathlib.Path
 
+    def plays(self, size: int) -> bool:
+        """Whether the network runs on a ``size`` x ``size`` board."""
+        return size == self.board_size or self.net.size_agnostic
+
 
 def _host(tree):
     return jax.tree_util.tree_map(lambda x: np.asarray(x, np.float32), tree)
 
 
-SWITCHES = ("ownership", "score", "global_pool")
+SWITCHES = ("ownership", "score", "global_pool", "size_agnostic")
 """``DualResNet``'s boolean fields that a file records (missing: False)."""
 
 
@@ -73,16 +78,17 @@ def network_config(net: DualResNet) -> dict:
 
 def save_network(path, variables, *, blocks: int, filters: int, value_hidden: int, board_size: int,
                  komi: float, info: dict | None = None, ownership: bool = False, score: bool = False,
-                 global_pool: bool = False) -> pathlib.Path:
+                 global_pool: bool = False, size_agnostic: bool = False) -> pathlib.Path:
     """Write ``variables`` of ``DualResNet(17, blocks, filters, value_hidden, ownership=...,
-    score=..., global_pool=...)`` to ``path``, atomically (a temporary file renamed into place).
+    score=..., global_pool=..., size_agnostic=...)`` to ``path``, atomically (a temporary file renamed into place).
     Returns the path. ``network_config(net)`` gives the network's keyword arguments."""
     body = serialization.msgpack_serialize(serialization.to_state_dict(_host(variables)))
     record = {
         "format": FORMAT, "version": VERSION, "kind": "dual_resnet",
         "config": {"blocks": int(blocks), "filters": int(filters), "value_hidden": int(value_hidden),
                    "board_size": int(board_size), "komi": float(komi), "ownership": bool(ownership),
-                   "score": bool(score), "global_pool": bool(global_pool)},
+                   "score": bool(score), "global_pool": bool(global_pool),
+                   "size_agnostic": bool(size_agnostic)},
         "info": dict(info or {}), "variables": body, "crc32": zlib.crc32(body),
     }
     path = pathlib.Path(path)

@@ -43,7 +43,9 @@ class ZeroConfig:
     its loss term with that weight (targets: each point's final Tromp-Taylor owner from the player
     to move's view; KataGo uses about 1.5), ``score_weight > 0`` the score-margin head (a Huber
     loss in points; its errors are points, not at most 2 as the value's, so keep the weight
-    small, e.g. 0.02), ``global_pool`` the global pooling bias in the residual tower. The replay
+    small, e.g. 0.02), ``global_pool`` the global pooling bias in the residual tower,
+    ``size_agnostic`` fully convolutional heads with global pooling (one set of parameters for
+    every board size, so that ``--init`` can start from a network of another size). The replay
     buffer stores the heads' targets only when they are on.
 
     Self-play: ``selfplay_batch`` games in flight, ``selfplay_moves`` moves of each per iteration,
@@ -124,6 +126,7 @@ class ZeroConfig:
     ownership_weight: float = 0.0
     score_weight: float = 0.0
     global_pool: bool = False
+    size_agnostic: bool = False
     num_simulations: int = 16
     search: str = "puct"
     gumbel_considered: int = 16
@@ -198,9 +201,10 @@ class ZeroConfig:
             x = getattr(self, name)
             if not isinstance(x, (int, float, np.integer, np.floating)) or isinstance(x, bool) or not 0 <= x < np.inf:
                 bad(name, "must be a finite number >= 0 (0: no head)")
-        if not isinstance(self.global_pool, bool):
-            bad("global_pool", "must be true or false")
-        if self.global_pool and self.filters < 2:
+        for name in ("global_pool", "size_agnostic"):
+            if not isinstance(getattr(self, name), bool):
+                bad(name, "must be true or false")
+        if (self.global_pool or self.size_agnostic) and self.filters < 2:
             bad("filters", "must be at least 2 with global_pool (some channels pool, the others get the bias)")
         fraction("full_search_fraction", low_open=True)
         if self.fast_simulations is not None:
@@ -248,7 +252,8 @@ class ZeroConfig:
     def net(self) -> nets.DualResNet:
         return nets.DualResNet(in_planes=features.zero.NUM_PLANES, blocks=self.blocks, filters=self.filters,
                                value_hidden=self.value_hidden, ownership=self.ownership_weight > 0,
-                               score=self.score_weight > 0, global_pool=self.global_pool)
+                               score=self.score_weight > 0, global_pool=self.global_pool,
+                               size_agnostic=self.size_agnostic)
 
     @property
     def selfplay_search(self) -> SearchConfig:

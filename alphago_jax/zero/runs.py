@@ -100,14 +100,20 @@ def init_network(source, config: ZeroConfig):
                          "directory")
     want, got = config.net, saved.net
     shape = ("blocks", "filters", "value_hidden")
-    if (any(getattr(want, k) != getattr(got, k) for k in shape + ("global_pool",))
-            or saved.board_size != config.board_size):
-        def described(n, size):
-            sizes = ", ".join(f"{k}={getattr(n, k)}" for k in shape)
-            return sizes + (", global pooling" if n.global_pool else "") + f", board {size}"
 
+    def described(n, size):
+        sizes = ", ".join(f"{k}={getattr(n, k)}" for k in shape)
+        return (sizes + (", global pooling" if n.global_pool else "")
+                + (", size-agnostic heads" if n.size_agnostic else "") + f", board {size}")
+
+    if any(getattr(want, k) != getattr(got, k) for k in shape + ("global_pool", "size_agnostic")):
         raise ValueError(f"--init {source}: its network ({described(got, saved.board_size)}) does not fit this "
                          f"run's ({described(want, config.board_size)}); set the run's sizes to match")
+    if not saved.plays(config.board_size):
+        raise ValueError(f"--init {source}: its network was trained on {saved.board_size}x{saved.board_size} "
+                         f"and its heads are sized for that board, so it cannot start a {config.board_size}x"
+                         f"{config.board_size} run; only a size-agnostic network (size_agnostic=true) moves "
+                         "between board sizes")
     if (want.ownership, want.score) == (got.ownership, got.score):
         return saved
     fresh = jax.jit(nets.init_variables, static_argnums=(0, 2))(want, jax.random.PRNGKey(config.seed),

@@ -2,15 +2,16 @@
 
 Each game: a fresh board, ``0..--opening`` random legal moves (GNU Go's ``all_legal``) so that
 games differ, then GNU Go plays both colours, each move at a level drawn for that colour from
-``--levels`` (mixed strengths), until two passes, a resignation or ``3 * size * size`` moves.
-The result (RE) is GNU Go's ``final_score`` under area scoring (``--chinese-rules``), or the
-resignation. Games are written one file each (``game-00042.sgf``), atomically, by ``--workers``
+``--levels`` (mixed strengths), until two passes, a resignation or ``3 * size * size`` moves (``--max-moves``: fewer, and a game
+cut there has no result). The result (RE) is GNU Go's ``final_score`` under area scoring
+(``--chinese-rules``), or the resignation. Games are written one file each (``game-00042.sgf``), atomically, by ``--workers``
 GNU Go processes in parallel; a run that is stopped and started again skips the games already
 written. Then build the position dataset:
 
     python experiments/make_gnugo_dataset.py --games 2000 --size 9 --out data/gnugo9
     alphago-jax dataset build data/gnugo9 --size 9 --out data/gnugo9-positions
 
+    python experiments/make_gnugo_dataset.py --games 500 --size 19 --levels 1 4 8 --out data/gnugo19
     python experiments/make_gnugo_dataset.py --smoke --out /tmp/gnugo-smoke   # 2 tiny games (CI)
 """
 
@@ -30,8 +31,10 @@ from alphago_jax.games.go import Go
 from alphago_jax.play.gtp_client import GNUGO_RULES_ARGS, GTPClient, find_gnugo
 
 
-def play_game(engine: GTPClient, size: int, komi: float, levels, opening: int, rng: random.Random):
-    """One game; returns (actions, result string, black level, white level)."""
+def play_game(engine: GTPClient, size: int, komi: float, levels, opening: int, rng: random.Random,
+              max_moves: int | None = None):
+    """One game; returns (actions, result string or None for a game cut at ``max_moves``, black
+    level, white level)."""
     engine.send_many([f"boardsize {size}", "clear_board", f"komi {komi}"])
     black_level, white_level = rng.choice(levels), rng.choice(levels)
     actions, colours, passes = [], ("black", "white"), 0
@@ -44,7 +47,8 @@ def play_game(engine: GTPClient, size: int, komi: float, levels, opening: int, r
         vertex = rng.choice(vertices)
         engine.send(f"play {colour} {vertex}")
         actions.append(grid.from_vertex(vertex, size))
-    while len(actions) < 3 * size * size:
+    limit = 3 * size * size if max_moves is None else min(max_moves, 3 * size * size)
+    while len(actions) < limit:
         colour = colours[len(actions) % 2]
         engine.send(f"level {black_level if colour == 'black' else white_level}")
         vertex = engine.send(f"genmove {colour}").lower()
@@ -55,7 +59,7 @@ def play_game(engine: GTPClient, size: int, komi: float, levels, opening: int, r
         passes = passes + 1 if vertex == "pass" else 0
         if passes == 2:
             break
-    if result is None:
+    if result is None and (passes == 2 or limit == 3 * size * size):
         score = engine.send("final_score")
         result = "0" if score in ("0", "Draw") else score
     return actions, result, black_level, white_level
@@ -73,11 +77,11 @@ def _start_engine(binary: str) -> None:
 
 def one_game(task) -> int:
     """Play and write game ``i`` (skipped if its file exists); returns ``i``."""
-    i, out, size, komi, levels, opening, seed = task
+    i, out, size, komi, levels, opening, seed, max_moves = task
     path = out / f"game-{i:05d}.sgf"
     if not path.exists():
         rng = random.Random(seed * 1_000_003 + i)
-        actions, result, bl, wl = play_game(_ENGINE, size, komi, levels, opening, rng)
+        actions, result, bl, wl = play_game(_ENGINE, size, komi, levels, opening, rng, max_moves)
         record = sgf.record_from_moves(Go(size=size, komi=komi, superko=False), actions, result=result,
                                        black_name=f"GNU Go level {bl}", white_name=f"GNU Go level {wl}")
         sgf.save(record, path)  # atomic: a stopped run leaves whole games only
@@ -92,6 +96,8 @@ def main(argv=None):
     ap.add_argument("--komi", type=float, default=7.0)
     ap.add_argument("--levels", type=int, nargs="+", default=[1, 2, 4, 6, 8, 10], help="GNU Go levels drawn per colour")
     ap.add_argument("--opening", type=int, default=4, help="at most this many random opening moves")
+    ap.add_argument("--max-moves", type=int, default=None,
+                    help="cut each game after this many moves, without a result (default: play it out)")
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", required=True, help="directory for the SGF files")
@@ -104,7 +110,8 @@ def main(argv=None):
     Go(size=args.size)  # a size the rules support, or a clear error
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    tasks = [(i, out, args.size, args.komi, tuple(args.levels), args.opening, args.seed) for i in range(args.games)]
+    tasks = [(i, out, args.size, args.komi, tuple(args.levels), args.opening, args.seed, args.max_moves)
+             for i in range(args.games)]
     from tqdm.auto import tqdm
 
     before = len(list(out.glob("game-*.sgf")))

@@ -78,6 +78,24 @@ def test_gnugo_dataset_smoke(gnugo_path, tmp_path, monkeypatch, capsys):
     assert report.kept == 2 and not report.skipped
 
 
+def test_gnugo_dataset_at_19x19_replays_through_the_rules(gnugo_path, tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "experiments"))
+    import make_gnugo_dataset
+
+    from alphago_jax import sgf
+    from alphago_jax.games.go import Go
+
+    out = tmp_path / "games19"
+    make_gnugo_dataset.main(["--games", "2", "--size", "19", "--levels", "0", "--workers", "1", "--max-moves", "30",
+                             "--out", str(out)])
+    records = [sgf.load(path) for path in sorted(out.glob("game-*.sgf"))]
+    assert len(records) == 2 and records[0].moves != records[1].moves
+    for record in records:  # cut at 30 moves: no result, and every move legal under the JAX rules
+        assert record.size == 19 and len(record.moves) == 30 and record.result is None
+        _, final = sgf.replay(record, Go(size=19, komi=record.komi))
+        assert int((final.board != 0).sum()) > 20
+
+
 def test_mcps_vs_grave_splits_results_by_colour(monkeypatch):
     monkeypatch.syspath_prepend(str(ROOT / "experiments"))
     import mcps_vs_grave

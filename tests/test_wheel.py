@@ -3,9 +3,12 @@ environment with only that wheel installed ``alphago-jax gtp`` plays a 9x9 move 
 
 The build runs on a copy of the checkout's files (those git tracks or would track), without build
 isolation: the build system's requirements come from the dev extra, so nothing is downloaded.
-The virtual environment sees this environment's packages (``--system-site-packages``: JAX and
-the rest) and gets the wheel with ``--no-deps --no-index``; the test checks that the package it
-imports is the wheel's, not the checkout's.
+The virtual environment sees this environment's packages (JAX and the rest: a ``.pth`` file lists
+the running interpreter's site directories, which works whether the tests run in a virtual
+environment or in the system's Python, where ``--system-site-packages`` would show the base
+interpreter's packages instead) and gets the wheel with ``--no-deps --no-index``; the test checks
+that the package it imports is the wheel's, not the checkout's (a path in a ``.pth`` file brings
+no other ``.pth`` file with it, so this environment's editable install stays out).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import os
 import pathlib
 import re
 import shutil
+import site
 import subprocess
 import sys
 import zipfile
@@ -74,10 +78,13 @@ def test_the_wheel_holds_the_network_and_plays_from_a_fresh_environment(tmp_path
     assert not any(n.startswith(("tests/", "experiments/", "colab/")) for n in names)
 
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=300)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     python, command = venv / "bin" / "python", venv / "bin" / "alphago-jax"
     env = _env_without_checkout()
-    # --ignore-installed: this environment's editable alphago_jax, seen through the system site, is not the wheel.
+    r = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                       capture_output=True, text=True, env=env, check=True, timeout=300)
+    (pathlib.Path(r.stdout.strip()) / "test_env_packages.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    # --ignore-installed: whatever alphago_jax those directories hold is not the wheel.
     r = subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--ignore-installed",
                         str(wheels[0])],
                        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)

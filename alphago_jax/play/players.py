@@ -174,8 +174,8 @@ class Player(abc.ABC):
         """Release what the player holds (processes, devices)."""
 
     def reseed(self, seed: int) -> None:
-        """Restart the player's random stream from ``seed`` mixed with its own seed (players of a
-        parallel match start each game from its number); players without one ignore it."""
+        """Restart the player's random stream from ``seed`` mixed with its own seed (the arena
+        starts each game from its number); players without one ignore it."""
 
     def __enter__(self):
         return self

@@ -4,6 +4,10 @@ Commands can be sent one at a time (``send``) or many at once (``send_many``): p
 batch of commands and then reading all replies avoids one round trip per command, which is
 what makes whole-board legality checks against an external engine fast.
 
+A reply that does not come within the client's ``timeout`` raises ``GTPError`` and kills the
+engine (its later replies could no longer be matched to their commands); so does a reply that
+is not GTP.
+
 Layer: a leaf that imports nothing of the package (only ``subprocess``), so that both ``play``
 (the GTP players, the arena) and ``train`` (evaluation against GNU Go during training) can use
 it; ``alphago_jax.play.gtp_client`` re-exports it.
@@ -12,9 +16,11 @@ it; ``alphago_jax.play.gtp_client`` re-exports it.
 from __future__ import annotations
 
 import os
+import queue
 import shlex
 import shutil
 import subprocess
+import threading
 
 GNUGO = "/usr/games/gnugo"
 GNUGO_RULES_ARGS = ("--mode", "gtp", "--chinese-rules", "--positional-superko", "--forbid-suicide")
@@ -53,11 +59,17 @@ def find_gnugo() -> str | None:
 
 
 class GTPClient:
-    """A running GTP engine. Use as a context manager, or call ``close``."""
+    """A running GTP engine. Use as a context manager, or call ``close``.
 
-    def __init__(self, command: str | list[str]):
+    Args:
+      command: the command line (a string split like a shell would, or a list).
+      timeout: seconds to wait for each reply (None: no limit); the attribute may be changed.
+    """
+
+    def __init__(self, command: str | list[str], timeout: float | None = None):
         argv = shlex.split(command) if isinstance(command, str) else list(command)
         self.argv = argv
+        self.timeout = timeout
         try:
             self._proc = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -65,6 +77,24 @@ class GTPClient:
             )
         except OSError as e:
             raise GTPError(f"cannot start GTP engine {argv[0]!r}: {e}") from None
+        # The engine's lines, read by a thread of their own, so that a wait for one can time out.
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._pump, args=(self._proc.stdout, self._lines), daemon=True,
+                         name=f"gtp-{os.path.basename(argv[0])}").start()
+
+    @staticmethod
+    def _pump(stream, lines: queue.Queue) -> None:
+        try:
+            for line in stream:
+                lines.put(line)
+        except (OSError, ValueError):  # the pipe was closed under the reader
+            pass
+        lines.put(None)
+
+    @property
+    def alive(self) -> bool:
+        """Whether the engine is still running."""
+        return self._proc.poll() is None
 
     def __enter__(self):
         return self
@@ -82,11 +112,22 @@ class GTPClient:
                 self._proc.kill()
                 self._proc.wait()  # reap it: a closed client holds no process, not even a zombie
 
+    def _kill(self) -> None:
+        if self._proc.poll() is None:
+            self._proc.kill()
+        self._proc.wait()
+
     def _read_reply(self, command: str) -> str:
         lines = []
         while True:
-            line = self._proc.stdout.readline()
-            if line == "":
+            try:
+                line = self._lines.get(timeout=self.timeout)
+            except queue.Empty:
+                self._kill()
+                raise GTPError(f"engine {self.argv[0]!r} did not answer {command!r} within {self.timeout:g} s "
+                               "(stopped)") from None
+            if line is None:
+                self._lines.put(None)  # every later read sees the end too
                 raise GTPError(f"engine {self.argv[0]!r} exited while answering {command!r}")
             line = line.rstrip("\r\n")
             if line == "" and lines:
@@ -97,7 +138,8 @@ class GTPClient:
         if text.startswith("?"):
             raise GTPError(f"{command!r} failed: {text[1:].strip()}")
         if not text.startswith("="):
-            raise GTPError(f"{command!r}: malformed reply {text!r}")
+            self._kill()  # out of step with its commands: nothing it says can be trusted now
+            raise GTPError(f"{command!r}: malformed reply {text!r} (engine stopped)")
         return text[1:].strip()
 
     def send(self, command: str) -> str:

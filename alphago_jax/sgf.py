@@ -70,6 +70,7 @@ class GameRecord:
       source: the file the record was read from, or None. Not compared by ``==``.
       comments: each move's comment (C), ``""`` for none, aligned with ``moves`` (or empty:
         no comments); the arena writes the seconds each move took. Not compared by ``==``.
+      comment: the game's own comment (the root's C), or None. Not compared by ``==``.
     """
 
     size: int
@@ -84,6 +85,7 @@ class GameRecord:
     white_name: str | None = None
     source: str | None = dataclasses.field(default=None, compare=False)
     comments: tuple[str, ...] = dataclasses.field(default=(), compare=False)
+    comment: str | None = dataclasses.field(default=None, compare=False)
 
     @property
     def name(self) -> str:
@@ -153,6 +155,14 @@ def _root_get(root, ident, default=None):
         raise ValueError(f"{ident}{text}: {str(e) or 'malformed value'}") from None
 
 
+def _comment(node) -> str | None:
+    """A node's comment (C), or None (also for a malformed one: a comment never stops a load)."""
+    try:
+        return node.get("C") if node.has_property("C") else None
+    except ValueError:
+        return None
+
+
 def load(path_or_bytes, *, require_moves: bool = True) -> GameRecord:
     """Read the main line of an SGF game record.
 
@@ -220,7 +230,7 @@ def load(path_or_bytes, *, require_moves: bool = True) -> GameRecord:
             what = f"move {len(moves) + 1} {colour.upper()}[{text}]"
             raise SGFError(f"{name}: {what} is off the board or malformed", len(moves) + 1) from None
         moves.append((_COLOUR[colour], _to_point(point, size)))
-        comments.append(node.get("C") if node.has_property("C") else "")
+        comments.append(_comment(node) or "")
     if require_moves and not moves:
         raise SGFError(f"{name}: no moves (a position or problem, not a game record)")
     first = _COLOUR[pl] if pl else _default_first_player(moves, handicap, black_setup, white_setup)
@@ -229,6 +239,7 @@ def load(path_or_bytes, *, require_moves: bool = True) -> GameRecord:
         white_setup=white_setup, first_player=first, moves=tuple(moves), result=result,
         black_name=black_name, white_name=white_name, source=source,
         comments=tuple(comments) if any(comments) else (),
+        comment=_comment(root),
     )
 
 
@@ -371,7 +382,7 @@ def replay(record: GameRecord, game: Go | None = None, *, all_states: bool = Fal
 
 # --------------------------------------------------------------------------------- writing
 def dump(record: GameRecord) -> bytes:
-    """The record as SGF (FF[4], UTF-8): SZ, KM, HA, PB, PW, RE, AB, AW, PL if needed, moves
+    """The record as SGF (FF[4], UTF-8): SZ, KM, HA, PB, PW, RE, C, AB, AW, PL if needed, moves
     (with their comments)."""
     size = record.size
     game = sgf.Sgf_game(size=size)
@@ -379,7 +390,8 @@ def dump(record: GameRecord) -> bytes:
     root.set("KM", record.komi)
     if record.handicap:
         root.set("HA", record.handicap)
-    for ident, value in (("PB", record.black_name), ("PW", record.white_name), ("RE", record.result)):
+    for ident, value in (("PB", record.black_name), ("PW", record.white_name), ("RE", record.result),
+                         ("C", record.comment)):
         if value is not None:
             root.set(ident, value)
     root.set_setup_stones(

@@ -132,9 +132,9 @@ def test_gnugo_is_started_on_the_project_rules(gnugo_path, monkeypatch, tmp_path
     started = []
     real = gtp_client.GTPClient.__init__
 
-    def record(self, command):
+    def record(self, command, *args, **kwargs):
         started.append(list(command))
-        real(self, command)
+        real(self, command, *args, **kwargs)
 
     monkeypatch.setattr(gtp_client.GTPClient, "__init__", record)
     for spec in (f"gtp:{gnugo_path} --mode gtp --level 1", f"{gnugo_path} --level 1", "gnugo:level=1"):
@@ -166,3 +166,35 @@ def test_gnugo_counts_each_scored_game(gnugo_path, tmp_path):
     differs = arena.GameResult(1, "a", "b", BLACK, "B+0.5", "score", 0.5, 3, referee="W+2.5")
     assert differs.referee_differs and not arena.GameResult(1, "a", "b", WHITE, "W+1", "score", -1, 3,
                                                             referee="W+3").referee_differs
+
+
+# Engines that fail: one that sleeps through a genmove, one that exits at it, one that answers
+# garbage. Each loses that game by forfeit, with the reason; the match goes on with a fresh engine.
+FAILING = {
+    "sleeps": 'case "$line" in genmove*) sleep 30;; esac',
+    "exits": 'case "$line" in genmove*) exit 3;; esac',
+    "banana": 'case "$line" in genmove*) printf "= banana\\n\\n"; continue;; esac',
+}
+
+
+@pytest.mark.parametrize("kind", sorted(FAILING))
+def test_a_failing_engine_forfeits_and_the_match_goes_on(kind, tmp_path):
+    script = tmp_path / f"{kind}.sh"
+    script.write_text("#!/bin/sh\nwhile read line; do\n  " + FAILING[kind] + "\n"
+                      '  case "$line" in list_commands) printf "= genmove\\nplay\\n\\n";; '
+                      'name) printf "= failing\\n\\n";; version) printf "= 1\\n\\n";; *) printf "= \\n\\n";; esac\n'
+                      "done\n")
+    script.chmod(0o755)
+    with make_player(f"gtp:{script},timeout=2") as engine:
+        assert engine.timeout == 2
+        match = run_match(Passer([12, 6], name="ours"), engine, games=2, size=5, komi=0.5, openings=0,
+                          referee=False, progress=False, out_dir=tmp_path / "match")
+        clients = [engine.client]
+    assert [g.how for g in match.games] == ["engine failure"] * 2
+    assert [g.result for g in match.games] == ["B+F", "W+F"]  # ours wins both, whichever colour
+    reasons = {"sleeps": "did not answer 'genmove", "exits": "exited while answering", "banana": "'banana', not a move"}
+    assert all(reasons[kind] in g.reason and g.reason.startswith("failing") for g in match.games)
+    assert "Engine failures (forfeits): game 1 (failing" in match.summary
+    record = sgf.load(match.games[0].sgf_path)
+    assert record.result == "B+F" and record.comment.startswith("forfeit: failing") and reasons[kind] in record.comment
+    assert not any(c.alive for c in clients)  # closed with the match: no engine outlives it

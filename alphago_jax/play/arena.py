@@ -10,6 +10,10 @@ How a game is played and scored (the same for internal players and external GTP 
   checked there before the other player hears of it, so an engine that plays an illegal
   move (by these rules: positional superko, no suicide) loses the game by forfeit (``B+F``);
 - a player may resign (``B+R``); internal players resign below ``resign_below`` win rate;
+- an external engine that fails (stops answering within its timeout, dies, answers something
+  that is not a move, refuses a legal move) loses that game by forfeit too (``B+F``, how
+  ``"engine failure"``, the reason in ``GameResult.reason``, the table and the SGF's comment);
+  the engine is started afresh for the next game, and the match goes on;
 - when both players pass in a row and either of them can clean up (an external engine that
   knows ``kgs-genmove_cleanup``), play goes on in a cleanup phase in which such engines
   capture the stones they consider dead rather than pass; the game ends at two passes in a
@@ -62,7 +66,8 @@ class GameResult:
       black, white: the players' names.
       winner: ``BLACK``, ``WHITE``, or 0 for a draw.
       result: the SGF result (``"B+3.5"``, ``"W+R"``, ``"B+F"``, ``"0"``).
-      how: ``"score"``, ``"move limit"`` (scored), ``"resignation"`` or ``"illegal move"``.
+      how: ``"score"``, ``"move limit"`` (scored), ``"resignation"``, ``"illegal move"`` or
+        ``"engine failure"``.
       score: the Tromp-Taylor score (black - white - komi) of the final position.
       moves: the moves played (passes included).
       sgf_path: where the record was saved, or None.
@@ -76,6 +81,7 @@ class GameResult:
       actions: every move of the game in order (the opening's too): two games with the same
         black player and these actions are the same game.
       move_seconds: the seconds each of those moves took its player (None for the opening's).
+      reason: for an engine failure, what went wrong (the engine's error); else None.
     """
 
     index: int
@@ -94,6 +100,7 @@ class GameResult:
     referee: str | None = None
     actions: tuple[int, ...] = dataclasses.field(default=(), repr=False)
     move_seconds: tuple[float | None, ...] = dataclasses.field(default=(), repr=False)
+    reason: str | None = None
 
     @property
     def referee_differs(self) -> bool:
@@ -160,6 +167,9 @@ class Match:
             f"{name} {s:.2f}" if s is not None else f"{name} none" for name, s in zip(names, per_move)) + ".")
         if self.effort:
             lines.append(self.effort)
+        failed = [g for g in self.games if g.how == "engine failure"]
+        if failed:
+            lines.append("Engine failures (forfeits): " + "; ".join(f"game {g.index} ({g.reason})" for g in failed) + ".")
         counted = [g for g in self.games if g.referee is not None]
         if counted:
             differ = [g for g in counted if g.referee_differs]
@@ -219,7 +229,7 @@ def play_one_game(black: Player, white: Player, size: int = 9, komi: float = 7.5
         for p in (black, white):
             p.play(colour, action)
     cleaning = False
-    how = None
+    how = reason = None
     winner = 0
     passes = 0  # passes in a row, counted afresh when the cleanup phase opens
     sims, decisions, spent = {BLACK: 0, WHITE: 0}, {BLACK: 0, WHITE: 0}, {BLACK: 0.0, WHITE: 0.0}
@@ -231,7 +241,11 @@ def play_one_game(black: Player, white: Player, size: int = 9, komi: float = 7.5
         colour = pos.to_play
         mover = players[colour]
         start = time.perf_counter()
-        decision = mover.genmove(colour, seconds, cleanup=cleaning, resign_below=resign_below)
+        try:
+            decision = mover.genmove(colour, seconds, cleanup=cleaning, resign_below=resign_below)
+        except GTPError as e:
+            how, winner, reason = "engine failure", -colour, f"{mover.name}: {e}"
+            break
         took = time.perf_counter() - start
         sims[colour] += decision.simulations
         decisions[colour] += 1
@@ -245,7 +259,11 @@ def play_one_game(black: Player, white: Player, size: int = 9, komi: float = 7.5
             how, winner = "illegal move", -colour
             break
         took_each.append(took)
-        players[-colour].play(colour, decision.action)
+        try:
+            players[-colour].play(colour, decision.action)
+        except (GTPError, ValueError) as e:  # the rules allowed the move: the listener failed
+            how, winner, reason = "engine failure", colour, f"{players[-colour].name}: {e}"
+            break
         if on_move is not None:
             on_move(pos)
         passes = passes + 1 if decision.action == pos.pass_action else 0
@@ -264,7 +282,8 @@ def play_one_game(black: Player, white: Player, size: int = 9, komi: float = 7.5
     return pos, GameResult(0, black_name, white_name, winner, result, how, score, len(pos.moves),
                            final_board=pos.board.copy(), simulations=(sims[BLACK], sims[WHITE]),
                            decisions=(decisions[BLACK], decisions[WHITE]), seconds=(spent[BLACK], spent[WHITE]),
-                           actions=tuple(a for _, a in pos.moves), move_seconds=tuple(took_each))
+                           actions=tuple(a for _, a in pos.moves), move_seconds=tuple(took_each),
+                           reason=reason)
 
 
 def _names(player_name: str, opponent_name: str) -> tuple[str, str]:
@@ -375,7 +394,8 @@ def _match_game(i: int, player: Player, opponent: Player, names: tuple[str, str]
     if out is not None:
         path = out / f"game-{i + 1:03d}.sgf"
         comments = tuple("" if t is None else f"{t:.2f} s" for t in game.move_seconds)
-        sgf.save(pos.record(game.result, black_name=names[0], white_name=names[1], comments=comments), path)
+        record = pos.record(game.result, black_name=names[0], white_name=names[1], comments=comments)
+        sgf.save(dataclasses.replace(record, comment=f"forfeit: {game.reason}" if game.reason else None), path)
     return dataclasses.replace(game, index=i + 1, sgf_path=path)
 
 
@@ -499,6 +519,7 @@ def _report(match: Match, size: int, komi: float, seconds: float | None) -> str:
              "|---:|---|---|---|---|---:|---:|---:|---|---|"]
     for g in match.games:
         per_move = [f"{t / n:.2f}" if n else "" for t, n in zip(g.seconds, g.decisions)]
-        lines.append(f"| {g.index} | {g.black} | {g.white} | {g.result} | {g.how} | {g.moves} | {per_move[0]} | "
+        how = f"{g.how}: {g.reason}".replace("|", "/") if g.reason else g.how
+        lines.append(f"| {g.index} | {g.black} | {g.white} | {g.result} | {how} | {g.moves} | {per_move[0]} | "
                      f"{per_move[1]} | {g.referee or ''} | {g.sgf_path.name if g.sgf_path else ''} |")
     return "\n".join(lines) + "\n"

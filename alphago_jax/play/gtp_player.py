@@ -12,6 +12,10 @@ level to fit a clock; ``time=SECONDS`` gives it a clock of its own (Canadian byo
 many seconds per move, sent with every new game). GNU Go is started with this project's rules
 flags (``gtp_client.with_gnugo_rules``); the arena scores every game with this project's rules,
 not the engine's.
+
+An engine that does not answer within ``timeout`` seconds is stopped (``gtp_client``) and the
+command raises ``GTPError``, as does one that dies or answers nonsense; the next game starts it
+afresh, so that a match goes on (the arena scores the failed game as a forfeit).
 """
 
 from __future__ import annotations
@@ -28,6 +32,13 @@ from alphago_jax.play.players import RESIGN, Decision, Player
 from alphago_jax.play.position import colour_letter
 
 
+def default_timeout(time: float | None) -> float:
+    """Seconds an engine may take to answer before it counts as hung: 120 without a clock (GNU Go
+    level 10 takes seconds on 19x19; a program's first answer may compile or tune for a minute),
+    else ten times its time per move, at least 30."""
+    return 120.0 if time is None else max(30.0, 10.0 * time)
+
+
 class GTPPlayer(Player):
     """A running external GTP engine. Use as a context manager, or call ``close``.
 
@@ -36,16 +47,21 @@ class GTPPlayer(Player):
       name: the player's name; default the engine's ``name`` and ``version``.
       time: seconds per move to give the engine as its clock (``time_settings 0 T 1``, T the
         seconds rounded up); None: no clock, the engine's own settings decide.
+      timeout: seconds to wait for any answer before the engine counts as hung (default
+        ``default_timeout(time)``).
 
     Raises:
       GTPError: if the engine cannot be started or does not answer.
     """
 
-    def __init__(self, command: str | list[str], name: str | None = None, time: float | None = None):
-        if time is not None and not time > 0:
-            raise ValueError(f"time must be a positive number of seconds, got {time!r}")
-        argv = shlex.split(command) if isinstance(command, str) else list(command)
-        self.client = GTPClient(with_gnugo_rules(argv))
+    def __init__(self, command: str | list[str], name: str | None = None, time: float | None = None,
+                 timeout: float | None = None):
+        for what, x in (("time", time), ("timeout", timeout)):
+            if x is not None and not x > 0:
+                raise ValueError(f"{what} must be a positive number of seconds, got {x!r}")
+        self.argv = with_gnugo_rules(shlex.split(command) if isinstance(command, str) else list(command))
+        self.timeout = default_timeout(time) if timeout is None else timeout
+        self.client = GTPClient(self.argv, timeout=self.timeout)
         try:
             self.commands = set(self.client.send("list_commands").split())
             if name is None:
@@ -69,6 +85,9 @@ class GTPPlayer(Player):
             self.client.send(f"set_random_seed {int(seed)}")
 
     def _new_game(self, size, komi, setup, first_player, handicap) -> None:
+        if not self.client.alive:  # stopped or dead in an earlier game: a fresh process for this one
+            self.client.close()
+            self.client = GTPClient(self.argv, timeout=self.timeout)
         stones = np.zeros(size * size, np.int8) if setup is None else np.asarray(setup).reshape(-1)
         if (stones == WHITE).any():
             raise ValueError(f"{self.name}: cannot set up white stones over GTP (only handicap stones)")
@@ -91,6 +110,8 @@ class GTPPlayer(Player):
         try:
             self.client.send(f"play {colour_letter(colour)} {grid.to_vertex(action, self._size)}")
         except GTPError as e:
+            if not self.client.alive:  # dead or stopped: an engine failure, not a refusal
+                raise
             raise ValueError(f"{self.name} refused the move: {e}") from None
 
     def undo(self) -> None:

@@ -14,10 +14,11 @@ A player spec is ``KIND`` or ``KIND:OPTIONS``; for most kinds the options are
     grave:playouts=300              GRAVE                              (playouts, nodes, ref, bias, seed)
     mcps:playouts=300,rho=30        Monte Carlo Permutation Search     (playouts, nodes, ref, window, rho, seed)
     gtp:/usr/games/gnugo --mode gtp --level 1    an external GTP engine (the rest is its command line;
-                                    options after commas: time=SECONDS gives it a clock, name=NAME)
+                                    options after commas: time=SECONDS gives it a clock, name=NAME,
+                                    timeout=SECONDS before a silent engine forfeits the game)
     /usr/games/gnugo --mode gtp     the same: a spec whose first word is a path runs that engine
     gnugo:level=10                  GNU Go 3.8 at its own settings (level 0 to 10, default 10;
-                                    time=SECONDS gives it a clock; path=BINARY)
+                                    time=SECONDS gives it a clock; timeout; path=BINARY)
 
 External engines play at their own strength: a match's time per move is not passed on to them
 (GNU Go lowers its level to fit a clock). GNU Go is always started on this project's rules
@@ -164,7 +165,7 @@ def _policy(arg: str) -> Player:
     return PolicyPlayer(load_network(options.get("net", "shipped")))
 
 
-_GTP_OPTIONS = {"time": float, "name": str}
+_GTP_OPTIONS = {"time": float, "name": str, "timeout": float}
 
 
 def _gtp(arg: str) -> Player:
@@ -187,7 +188,7 @@ def _gtp(arg: str) -> Player:
 def _gnugo(arg: str) -> Player:
     from alphago_jax.gtp_client import find_gnugo
 
-    options = parse_options(arg, {"level": int, "time": float, "path": str}, "gnugo")
+    options = parse_options(arg, {"level": int, "time": float, "timeout": float, "path": str}, "gnugo")
     level = options.pop("level", 10)
     if not 0 <= level <= 10:
         raise ValueError(f"gnugo: level must be 0 to 10, got {level}")
@@ -334,8 +335,9 @@ register_player("random", "uniformly random legal moves (seed)", _random)
 register_player("mcts", "pure-rollout MCTS with tree reuse (sims, nodes, c_puct, seed)", _mcts)
 register_player("net", "a network with PUCT search (net, sims, nodes, c_puct, symmetries, seed)", _net)
 register_player("policy", "a network's raw policy, no search (net)", _policy)
-register_player("gtp", "an external GTP engine: gtp:COMMAND LINE[,time=SECONDS][,name=NAME]", _gtp)
-register_player("gnugo", "GNU Go at its own settings, on this project's rules (level, time, path)", _gnugo)
+register_player("gtp", "an external GTP engine: gtp:COMMAND LINE[,time=SECONDS][,name=NAME][,timeout=SECONDS]",
+                _gtp)
+register_player("gnugo", "GNU Go at its own settings, on this project's rules (level, time, timeout, path)", _gnugo)
 register_player("checkpoint", "a network file or training run with PUCT search: checkpoint:PATH[,sims=..]",
                 _checkpoint_player)
 register_player("alphago", "AlphaGo: SL policy priors, value network and rollouts in PUCT search "

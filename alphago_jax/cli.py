@@ -159,6 +159,26 @@ def _dataset_build(args) -> int:
     return 0
 
 
+def _cache(args) -> int:
+    """``alphago-jax cache``: the cache's place, contents and bound; ``--clear`` empties it."""
+    import jax
+
+    directory = jax.config.jax_compilation_cache_dir
+    if not jax.config.jax_enable_compilation_cache or not directory:
+        print("the compilation cache is off")
+        return 0
+    path = pathlib.Path(directory)
+    if args.clear:
+        print(f"{path}: removed {compile_cache.clear(path)} files")
+        return 0
+    limit = compile_cache.max_bytes() / (1 << 20)
+    print(f"compilation cache: {path}")
+    for name, (files, size) in compile_cache.usage(path).items():
+        what = "JAX's compiled programs" if name == "jax" else "kept search programs"
+        print(f"  {what}: {files} files, {size / (1 << 20):.1f} MB of at most {limit:.0f} MB")
+    return 0
+
+
 def _add_dataset_command(sub) -> None:
     dataset = sub.add_parser("dataset", help="position datasets from SGF game records")
     actions = dataset.add_subparsers(dest="action", required=True)
@@ -236,6 +256,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the network being trained (default) or the gated best one")
     export.add_argument("--note", default=None, help="a description stored in the file (e.g. the training command)")
     export.set_defaults(run=_export)
+    cache = sub.add_parser("cache", help="show or clear the compilation cache and the kept search programs",
+                           description="Where the compilation cache is, what it holds and its bound "
+                                       f"(${compile_cache.MAX_MB_ENV}, default {compile_cache.DEFAULT_MAX_MB} MB "
+                                       "for JAX's programs and as much for the kept search programs; the least "
+                                       "recently used go first).")
+    cache.add_argument("--clear", action="store_true", help="remove everything in it")
+    cache.set_defaults(run=_cache)
     from alphago_jax.play.commands import add_commands  # gtp, arena, play
 
     add_commands(sub)

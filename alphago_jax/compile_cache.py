@@ -31,6 +31,11 @@ network player's start). ``kept`` goes one step further for the programs a playe
 runs: their compiled executables are kept in the cache's ``programs`` folder under a key the
 caller names, and a later process runs them without tracing (``search.TreeSearch`` with an
 ``evaluator_key``; ``play.players.Network.key``).
+
+Both are bounded (``ALPHAGO_JAX_CACHE_MAX_MB``, default ``DEFAULT_MAX_MB``, each): JAX's cache by
+its own least-recently-used eviction (``jax_compilation_cache_max_size``), the kept programs by
+``evict``, which removes the programs used longest ago. ``alphago-jax cache`` shows both and
+``--clear`` empties them (``usage``, ``clear``).
 """
 
 from __future__ import annotations
@@ -51,6 +56,12 @@ OFF = "off"
 
 JAX_ENV = "JAX_COMPILATION_CACHE_DIR"
 """JAX's own variable: a cache it names is kept (rule 2)."""
+
+MAX_MB_ENV = "ALPHAGO_JAX_CACHE_MAX_MB"
+"""The environment variable that bounds JAX's cache and the kept programs, each, in MB."""
+
+DEFAULT_MAX_MB = 2048
+"""Each part's bound without ``ALPHAGO_JAX_CACHE_MAX_MB``: a few hundred player programs."""
 
 MIN_COMPILE_SECONDS = 0.0
 """``jax_persistent_cache_min_compile_time_secs`` for the command: cache every program."""
@@ -158,11 +169,66 @@ def configure(option: str | None = None, environ: MutableMapping[str, str] | Non
     jax.config.update("jax_enable_compilation_cache", True)
     jax.config.update("jax_compilation_cache_dir", str(choice.path))
     environ[JAX_ENV] = str(choice.path)  # child processes: rule 2
+    limit = max_bytes(environ)
+    jax.config.update("jax_compilation_cache_max_size", limit)  # JAX's own LRU eviction
+    environ["JAX_COMPILATION_CACHE_MAX_SIZE"] = str(limit)
     if "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS" not in environ:
         jax.config.update("jax_persistent_cache_min_compile_time_secs", MIN_COMPILE_SECONDS)
         environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = str(MIN_COMPILE_SECONDS)
     # jax_persistent_cache_min_entry_size_bytes stays JAX's default, 0: entries of every size.
     return choice
+
+
+def max_bytes(environ: MutableMapping[str, str] | None = None) -> int:
+    """The bound of each part of the cache, in bytes (``ALPHAGO_JAX_CACHE_MAX_MB``).
+
+    Raises:
+      ValueError: for a value that is not a positive number of MB.
+    """
+    environ = os.environ if environ is None else environ
+    text = environ.get(MAX_MB_ENV, "").strip()
+    if not text:
+        return DEFAULT_MAX_MB << 20
+    try:
+        mb = float(text)
+    except ValueError:
+        mb = -1.0
+    if not mb > 0:
+        raise ValueError(f"{MAX_MB_ENV}={text!r}: give the cache's bound as a positive number of MB")
+    return int(mb * (1 << 20))
+
+
+def _files(directory: pathlib.Path, pattern: str) -> list[pathlib.Path]:
+    return [p for p in directory.glob(pattern) if p.is_file()] if directory.is_dir() else []
+
+
+def evict(directory: pathlib.Path, limit: int) -> list[pathlib.Path]:
+    """Remove the kept programs in ``directory`` used longest ago (oldest modification time:
+    reading one touches it) until the rest fit in ``limit`` bytes; returns those removed."""
+    files = sorted(_files(directory, "*.pkl"), key=lambda p: p.stat().st_mtime)
+    total = sum(p.stat().st_size for p in files)
+    removed = []
+    for path in files:
+        if total <= limit:
+            break
+        total -= path.stat().st_size
+        path.unlink(missing_ok=True)
+        removed.append(path)
+    return removed
+
+
+def usage(path: pathlib.Path) -> dict[str, tuple[int, int]]:
+    """``{"jax": (files, bytes), "programs": (files, bytes)}`` of the cache at ``path``."""
+    parts = {"jax": _files(path, "*-cache"), "programs": _files(path / PROGRAMS_SUBDIR, "*.pkl")}
+    return {name: (len(files), sum(p.stat().st_size for p in files)) for name, files in parts.items()}
+
+
+def clear(path: pathlib.Path) -> int:
+    """Empty the cache at ``path`` (JAX's entries and the kept programs); returns the files removed."""
+    files = [*_files(path, "*-cache"), *_files(path, "*-atime"), *_files(path / PROGRAMS_SUBDIR, "*")]
+    for p in files:
+        p.unlink(missing_ok=True)
+    return len(files)
 
 
 def add_options(parser, default=None) -> None:
@@ -244,7 +310,9 @@ class Kept:
         path = directory / f"{self._name}-{digest[:40]}.pkl"
         try:
             with open(path, "rb") as f:
-                return serialize_executable.deserialize_and_load(*pickle.load(f))
+                program = serialize_executable.deserialize_and_load(*pickle.load(f))
+            os.utime(path)  # used now: the last to be evicted
+            return program
         except FileNotFoundError:
             pass
         except Exception as e:  # noqa: BLE001 - any unreadable entry is recompiled, never fatal
@@ -256,6 +324,7 @@ class Kept:
             with open(tmp, "wb") as f:
                 pickle.dump(serialize_executable.serialize(compiled), f)
             os.replace(tmp, path)  # readers see a whole file or none
+            evict(directory, max_bytes())
         except (OSError, ValueError, NotImplementedError, pickle.PicklingError) as e:
             print(f"alphago-jax: could not keep {self._name}'s program: {e}", file=sys.stderr)
         return compiled

@@ -5,6 +5,7 @@ settings for timed moves."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import io
 import pathlib
 import subprocess
@@ -85,7 +86,8 @@ def test_never_inside_the_package(inside, tmp_path):
 @pytest.fixture
 def jax_cache_settings():
     """JAX's cache settings as they were (the tests' own cache, conftest.py) after the test."""
-    names = ("jax_compilation_cache_dir", "jax_enable_compilation_cache", "jax_persistent_cache_min_compile_time_secs")
+    names = ("jax_compilation_cache_dir", "jax_enable_compilation_cache", "jax_persistent_cache_min_compile_time_secs",
+             "jax_compilation_cache_max_size")
     saved = {name: getattr(jax.config, name) for name in names}
     yield
     for name, value in saved.items():
@@ -109,6 +111,10 @@ def test_configure_sets_jax_or_keeps_what_jax_has(tmp_path, jax_cache_settings):
     # Handed on to child processes (arena --parallel) in JAX's own variables.
     assert env[compile_cache.JAX_ENV] == str(tmp_path / "env")
     assert float(env["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"]) == compile_cache.MIN_COMPILE_SECONDS
+
+    # Bounded: JAX's own least-recently-used eviction, also in the children.
+    assert jax.config.jax_compilation_cache_max_size == compile_cache.DEFAULT_MAX_MB << 20
+    assert env["JAX_COMPILATION_CACHE_MAX_SIZE"] == str(compile_cache.DEFAULT_MAX_MB << 20)
 
     assert compile_cache.configure(compile_cache.OFF, env).path is None
     assert not jax.config.jax_enable_compilation_cache and env["JAX_ENABLE_COMPILATION_CACHE"] == "false"
@@ -299,3 +305,58 @@ def test_network_players_keep_their_search_only_when_the_network_is_named(tmp_pa
     assert compile_cache.kept(jitted, "pair", None) is jitted
     shipped = registry.load_network("shipped")  # named by its architecture and input planes
     assert "DualResNet(" in shipped.key and "zero_planes" in shipped.key
+
+
+def test_kept_programs_are_evicted_least_recently_used_first(programs_dir, tmp_path, monkeypatch):
+    jitted = jax.jit(_pair_program, static_argnums=2)
+    key = f"pair {tmp_path}"
+    pair, scale = _Pair(jnp.arange(4.0), jnp.ones(2)), jnp.float32(0.25)
+    program = compile_cache.kept(jitted, "pair", key, static_argnums=(2,))
+    program(pair, scale, 1)
+    program(pair, scale, 2)
+    first, second = sorted(programs_dir.glob("pair-*.pkl"), key=lambda p: p.stat().st_mtime)
+    for i, path in enumerate((first, second)):  # written long ago, the first the longer
+        os.utime(path, (1000 + i, 1000 + i))
+    compile_cache.kept(jitted, "pair", key, static_argnums=(2,))(pair, scale, 1)  # reading the first touches it
+    assert first.stat().st_mtime > second.stat().st_mtime
+    # Writing a program evicts down to the bound (here none at all fits), the program still runs.
+    monkeypatch.setattr(compile_cache, "max_bytes", lambda environ=None: 0)
+    chex.assert_trees_all_close(program(pair, scale, 3), jitted(pair, scale, 3))
+    assert not list(programs_dir.glob("pair-*.pkl"))
+
+
+def test_eviction_removes_the_least_recently_used_until_the_rest_fit(tmp_path):
+    for i, size in enumerate((300, 200, 100)):  # used at times 1000, 1001, 1002
+        path = tmp_path / f"p{i}.pkl"
+        path.write_bytes(b"x" * size)
+        os.utime(path, (1000 + i, 1000 + i))
+    assert compile_cache.evict(tmp_path, 600) == []
+    assert [p.name for p in compile_cache.evict(tmp_path, 350)] == ["p0.pkl"]  # 300 bytes, used longest ago
+    assert [p.name for p in compile_cache.evict(tmp_path, 150)] == ["p1.pkl"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p2.pkl"]
+
+
+def test_the_cache_bound_is_checked():
+    assert compile_cache.max_bytes({}) == compile_cache.DEFAULT_MAX_MB << 20
+    assert compile_cache.max_bytes({compile_cache.MAX_MB_ENV: "1.5"}) == 3 << 19
+    for bad in ("0", "-3", "lots"):
+        with pytest.raises(ValueError, match="positive number of MB"):
+            compile_cache.max_bytes({compile_cache.MAX_MB_ENV: bad})
+
+
+def test_the_cache_command_shows_and_clears(tmp_path, jax_cache_settings, capsys, monkeypatch):
+    cache = tmp_path / "cache"
+    (cache / compile_cache.PROGRAMS_SUBDIR).mkdir(parents=True)
+    (cache / "jit_f-abc-cache").write_bytes(b"x" * 2048)
+    (cache / "jit_f-abc-atime").write_bytes(b"1")
+    (cache / compile_cache.PROGRAMS_SUBDIR / "search-1.pkl").write_bytes(b"y" * 1024)
+    monkeypatch.delenv(compile_cache.JAX_ENV, raising=False)
+    jax.config.update("jax_compilation_cache_dir", None)
+    assert cli.main(["--compile-cache", str(cache), "cache"]) == 0
+    out = capsys.readouterr().out
+    assert f"compilation cache: {cache}" in out
+    assert "JAX's compiled programs: 1 files" in out and "kept search programs: 1 files" in out
+    assert cli.main(["--compile-cache", str(cache), "cache", "--clear"]) == 0
+    assert "removed 3 files" in capsys.readouterr().out
+    assert compile_cache.usage(cache) == {"jax": (0, 0), "programs": (0, 0)}
+    assert cli.main(["--no-compile-cache", "cache"]) == 0 and "off" in capsys.readouterr().out

@@ -299,3 +299,46 @@ def test_train_with_playout_cap_and_resignation_logs_the_new_columns(tmp_path):
         target=programs.init(jax.random.PRNGKey(0)))
     assert float(np.asarray(restored.state["selfplay"].resign.threshold)[0]) == pytest.approx(
         float(rows[-1]["resign_threshold"]))
+
+
+def test_resigned_games_leave_their_heads_targets_unknown():
+    """A resigned game's board was never played out: its positions get ownership
+    ``replay.NO_OWNER`` (+-2) and a NaN score, which the loss leaves out."""
+    game = dataclasses.replace(SMOKE, max_moves=MAX_MOVES).game
+    games, resign_at = 4, 3
+    search = _stand_in_search(game, lambda s: jnp.where(s.move_count == resign_at, -0.95, 0.2))
+    move = jax.jit(functools.partial(selfplay.selfplay_move, game, search, resign=True, no_resign_fraction=0.0))
+    example = replay.Examples(jnp.zeros((SIZE, SIZE, 17), jnp.uint8), jnp.zeros(A), jnp.float32(0),
+                              ownership=jnp.zeros(SIZE * SIZE, jnp.int8), score=jnp.float32(0))
+    sp, buffer = selfplay.selfplay_init(game, games, resign_threshold=-0.9), replay.replay_init(256, example)
+    for t in range(resign_at + 1):
+        sp, buffer, stats = move(None, sp, buffer, jax.random.PRNGKey(t))
+    np.testing.assert_array_equal(stats["resigned"], 1)
+    n = int(buffer.size)
+    assert n == games * (resign_at + 1)
+    np.testing.assert_array_equal(np.abs(np.asarray(buffer.ownership[:n])), replay.NO_OWNER)
+    assert np.isnan(np.asarray(buffer.score[:n])).all()
+    # Played-out games (no resignation) keep real targets.
+    move = jax.jit(functools.partial(selfplay.selfplay_move, game, search, resign=False))
+    sp, buffer = selfplay.selfplay_init(game, games), replay.replay_init(256, example)
+    for t in range(MAX_MOVES):
+        sp, buffer, _ = move(None, sp, buffer, jax.random.PRNGKey(50 + t))
+    n = int(buffer.size)
+    assert n == games * MAX_MOVES and (np.abs(np.asarray(buffer.ownership[:n])) <= 1).all()
+    assert np.isfinite(np.asarray(buffer.score[:n])).all()
+
+    # The loss counts only the known targets: unknown rows change nothing.
+    from alphago_jax.train import learner
+
+    pred_own, pred_score = jnp.full((3, 4), 0.5), jnp.asarray([1.0, 2.0, 3.0])
+    known_own, known_score = jnp.asarray([[1, -1, 0, 1]] * 2, jnp.int8), jnp.asarray([2.0, 0.0])
+    args = dict(logits=jnp.zeros((3, 5)), value=jnp.zeros(3), target_policy=jnp.full((3, 5), 0.2),
+                target_value=jnp.zeros(3), ownership_weight=1.0, score_weight=1.0)
+    with_unknown = learner.zero_loss(**args, ownership=pred_own, score=pred_score,
+                                     target_ownership=jnp.concatenate([known_own, jnp.full((1, 4), 2, jnp.int8)]),
+                                     target_score=jnp.asarray([2.0, 0.0, jnp.nan]))[1]
+    own = float(jnp.mean(jnp.square(known_own - 0.5)))
+    err = jnp.abs(pred_score[:2] - known_score)
+    assert float(with_unknown["ownership_loss"]) == pytest.approx(own)
+    assert float(with_unknown["score_loss"]) == pytest.approx(float(jnp.mean(jnp.where(err <= 1, 0.5 * err ** 2,
+                                                                                       err - 0.5))))

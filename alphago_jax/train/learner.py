@@ -27,10 +27,11 @@ outcome ``z`` in ``[-1, 1]`` for the player to move in that position.
 
 KataGo's auxiliary heads (Wu 2019; ``nets.DualOutput``): a network with an ownership or score head
 is also fit to the batch's ``ownership`` (int8[B, S*S], the final owner of each point from the
-player to move's view, +1 / -1 / 0) and ``score`` (float32[B], the final score margin in points)
-targets, adding to the loss::
+player to move's view, +1 / -1 / 0; +-``replay.NO_OWNER`` where unknown, as in a resigned game) and
+``score`` (float32[B], the final score margin in points; NaN where unknown) targets, adding to the
+loss (unknown targets left out)::
 
-    ownership_weight * mean over points of (o - ownership)^2   +   score_weight * huber(s - score)
+    ownership_weight * mean over known points of (o - ownership)^2 + score_weight * huber(s - score)
 
 (``ownership_loss``, ``score_loss`` in the metrics). The extra targets help the tower learn
 which stones live and who is ahead from every position rather than from one bit per game.
@@ -299,11 +300,13 @@ def zero_loss(
       value_weight: weight of the value term (1 in AlphaGo Zero's self-play training; its
         supervised comparison used 0.01).
       ownership, target_ownership: float32[B, N] predicted ownership in ``[-1, 1]`` and the
-        target (any real dtype, e.g. int8 in {-1, 0, 1}), or None: the ownership term, the
-        squared error averaged over points and batch, weighted by ``ownership_weight``.
-      score, target_score: float32[B] predicted and final score margins in points, or None: the
-        score term, a Huber loss (quadratic within ``SCORE_HUBER_DELTA`` points, linear beyond,
-        so that lopsided games do not dominate), weighted by ``score_weight``.
+        target (any real dtype, e.g. int8 in {-1, 0, 1}; +-2, ``replay.NO_OWNER``, where unknown),
+        or None: the ownership term, the squared error averaged over the known points of the
+        batch, weighted by ``ownership_weight``.
+      score, target_score: float32[B] predicted and final score margins in points (NaN where
+        unknown), or None: the score term, a Huber loss (quadratic within ``SCORE_HUBER_DELTA``
+        points, linear beyond, so that lopsided games do not dominate) averaged over the known
+        targets, weighted by ``score_weight``.
 
     Returns:
       ``(loss, metrics)``: float32 scalars. ``metrics``: ``loss``, ``policy_loss`` (cross
@@ -328,13 +331,17 @@ def zero_loss(
         penalty = jnp.float32(0)
     loss = policy_loss + value_weight * value_loss + penalty
     aux = {}
-    if ownership is not None:
-        error = target_ownership.astype(jnp.float32) - ownership.astype(jnp.float32)
-        aux["ownership_loss"] = jnp.mean(jnp.square(error))
+    if ownership is not None:  # targets of +-replay.NO_OWNER are unknown: left out
+        target = target_ownership.astype(jnp.float32)
+        known = jnp.abs(target) <= 1
+        error = jnp.where(known, target - ownership.astype(jnp.float32), 0.0)
+        aux["ownership_loss"] = jnp.sum(jnp.square(error)) / jnp.maximum(jnp.sum(known), 1)
         loss = loss + ownership_weight * aux["ownership_loss"]
-    if score is not None:
-        aux["score_loss"] = jnp.mean(optax.huber_loss(score.astype(jnp.float32), target_score.astype(jnp.float32),
-                                                      delta=SCORE_HUBER_DELTA))
+    if score is not None:  # NaN targets are unknown: left out
+        target = target_score.astype(jnp.float32)
+        known = jnp.isfinite(target)
+        errors = optax.huber_loss(score.astype(jnp.float32), jnp.where(known, target, 0.0), delta=SCORE_HUBER_DELTA)
+        aux["score_loss"] = jnp.sum(jnp.where(known, errors, 0.0)) / jnp.maximum(jnp.sum(known), 1)
         loss = loss + score_weight * aux["score_loss"]
 
     log_p = jax.nn.log_softmax(logits)

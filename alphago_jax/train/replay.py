@@ -82,6 +82,11 @@ class ReplayBuffer:
         return self.value.shape[0]
 
 
+NO_OWNER = 2
+"""An ``ownership`` target value (+-2 once seen from a player's side) that says "unknown": a
+resigned game's board was never played out. ``score`` says so with NaN. The loss skips both."""
+
+
 @struct.dataclass
 class AuxReplayBuffer(ReplayBuffer):
     """A ``ReplayBuffer`` that also stores the auxiliary heads' targets (``replay_init`` makes one

@@ -191,6 +191,7 @@ def flush_finished(buffer: replay.ReplayBuffer, sp: SelfPlay, done: jax.Array, r
     A buffer with the auxiliary targets also needs each game's final ``ownership`` int8[B, N]
     (``game.ownership``: +1 black, -1 white) and ``score`` float32[B] (``game.score``: black's
     margin); every position gets them from its player's view (times the player, +1 or -1).
+    ``replay.NO_OWNER`` and NaN mark a game's targets unknown (a resigned game).
     """
     b, t = sp.player.shape
     valid = done[:, None] & (jnp.arange(t)[None, :] < sp.length[:, None]) & sp.full
@@ -269,12 +270,12 @@ def selfplay_move(game: WithHistory, search, params, sp: SelfPlay, buffer: repla
     else:
         resigned = jnp.zeros((batch,), bool)
     # The auxiliary targets (only for a buffer that stores them): the area of the final board.
-    # A resigned game's board is not finished, so its targets are the area as it stands.
+    # A resigned game's board was never played out: its targets are marked unknown, not learnt.
     final = {}
     if buffer.ownership is not None:
-        final["ownership"] = jax.vmap(game.ownership)(after)
+        final["ownership"] = jnp.where(resigned[:, None], jnp.int8(replay.NO_OWNER), jax.vmap(game.ownership)(after))
     if buffer.score is not None:
-        final["score"] = jax.vmap(game.score)(after)
+        final["score"] = jnp.where(resigned, jnp.nan, jax.vmap(game.score)(after))
     buffer = flush_finished(buffer, sp, done, returns, **final)
     recorded = jnp.arange(sp.full.shape[1])[None, :] < sp.length[:, None]
     stats = {

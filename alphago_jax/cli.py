@@ -62,6 +62,10 @@ def _train(args) -> int:
     time_limit = None if args.time_limit is None else args.time_limit - (time.perf_counter() - started)
     result = zero.train(config, args.out, resume=args.resume, progress=not args.no_progress, distributed=False,
                         time_limit=time_limit, init=args.init)
+    if result.stopped:
+        say(f"stopped by {result.stopped} after iteration {result.iterations} ({result.train_steps} training steps), "
+            f"checkpointed; continue with: alphago-jax train --resume --out {args.out}")
+        return 130
     say(f"finished {result.iterations} iterations ({result.train_steps} training steps) in "
         f"{time.perf_counter() - started:.0f} s")
     say(f"checkpoint:  {result.checkpoint}")

@@ -32,9 +32,11 @@ runs: their compiled executables are kept in the cache's ``programs`` folder und
 caller names, and a later process runs them without tracing (``search.TreeSearch`` with an
 ``evaluator_key``; ``play.players.Network.key``).
 
-Both are bounded (``ALPHAGO_JAX_CACHE_MAX_MB``, default ``DEFAULT_MAX_MB``, each): JAX's cache by
-its own least-recently-used eviction (``jax_compilation_cache_max_size``), the kept programs by
-``evict``, which removes the programs used longest ago. ``alphago-jax cache`` shows both and
+Both are bounded (``ALPHAGO_JAX_CACHE_MAX_MB``, default ``DEFAULT_MAX_MB``, each) by ``evict``,
+which removes the entries used longest ago (by their files' access and modification times): JAX's
+entries when a command starts, the kept programs also each time one is written. (JAX's own
+bounded cache, ``jax_compilation_cache_max_size``, fails on every write in a directory that holds
+entries written without it, as every earlier cache does.) ``alphago-jax cache`` shows both and
 ``--clear`` empties them (``usage``, ``clear``).
 """
 
@@ -170,8 +172,8 @@ def configure(option: str | None = None, environ: MutableMapping[str, str] | Non
     jax.config.update("jax_compilation_cache_dir", str(choice.path))
     environ[JAX_ENV] = str(choice.path)  # child processes: rule 2
     limit = max_bytes(environ)
-    jax.config.update("jax_compilation_cache_max_size", limit)  # JAX's own LRU eviction
-    environ["JAX_COMPILATION_CACHE_MAX_SIZE"] = str(limit)
+    evict(choice.path, limit, "*-cache")
+    evict(choice.path / PROGRAMS_SUBDIR, limit)
     if "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS" not in environ:
         jax.config.update("jax_persistent_cache_min_compile_time_secs", MIN_COMPILE_SECONDS)
         environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = str(MIN_COMPILE_SECONDS)
@@ -202,17 +204,29 @@ def _files(directory: pathlib.Path, pattern: str) -> list[pathlib.Path]:
     return [p for p in directory.glob(pattern) if p.is_file()] if directory.is_dir() else []
 
 
-def evict(directory: pathlib.Path, limit: int) -> list[pathlib.Path]:
-    """Remove the kept programs in ``directory`` used longest ago (oldest modification time:
-    reading one touches it) until the rest fit in ``limit`` bytes; returns those removed."""
-    files = sorted(_files(directory, "*.pkl"), key=lambda p: p.stat().st_mtime)
-    total = sum(p.stat().st_size for p in files)
+def _last_used(path: pathlib.Path) -> float:
+    info = path.stat()
+    return max(info.st_atime, info.st_mtime)
+
+
+def evict(directory: pathlib.Path, limit: int, pattern: str = "*.pkl") -> list[pathlib.Path]:
+    """Remove the files matching ``pattern`` in ``directory`` used longest ago (the later of
+    their access and modification times; reading a kept program touches it) until the rest fit
+    in ``limit`` bytes; returns those removed. A JAX entry's ``-atime`` companion goes with it."""
+    try:
+        files = sorted(((_last_used(p), p.stat().st_size, p) for p in _files(directory, pattern)),
+                       key=lambda entry: entry[0])
+    except FileNotFoundError:  # another process evicting at the same time: leave it to that one
+        return []
+    total = sum(size for _, size, _ in files)
     removed = []
-    for path in files:
+    for _, size, path in files:
         if total <= limit:
             break
-        total -= path.stat().st_size
+        total -= size
         path.unlink(missing_ok=True)
+        if path.name.endswith("-cache"):
+            path.with_name(path.name[: -len("-cache")] + "-atime").unlink(missing_ok=True)
         removed.append(path)
     return removed
 

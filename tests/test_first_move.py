@@ -86,8 +86,7 @@ def test_never_inside_the_package(inside, tmp_path):
 @pytest.fixture
 def jax_cache_settings():
     """JAX's cache settings as they were (the tests' own cache, conftest.py) after the test."""
-    names = ("jax_compilation_cache_dir", "jax_enable_compilation_cache", "jax_persistent_cache_min_compile_time_secs",
-             "jax_compilation_cache_max_size")
+    names = ("jax_compilation_cache_dir", "jax_enable_compilation_cache", "jax_persistent_cache_min_compile_time_secs")
     saved = {name: getattr(jax.config, name) for name in names}
     yield
     for name, value in saved.items():
@@ -111,10 +110,6 @@ def test_configure_sets_jax_or_keeps_what_jax_has(tmp_path, jax_cache_settings):
     # Handed on to child processes (arena --parallel) in JAX's own variables.
     assert env[compile_cache.JAX_ENV] == str(tmp_path / "env")
     assert float(env["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"]) == compile_cache.MIN_COMPILE_SECONDS
-
-    # Bounded: JAX's own least-recently-used eviction, also in the children.
-    assert jax.config.jax_compilation_cache_max_size == compile_cache.DEFAULT_MAX_MB << 20
-    assert env["JAX_COMPILATION_CACHE_MAX_SIZE"] == str(compile_cache.DEFAULT_MAX_MB << 20)
 
     assert compile_cache.configure(compile_cache.OFF, env).path is None
     assert not jax.config.jax_enable_compilation_cache and env["JAX_ENABLE_COMPILATION_CACHE"] == "false"
@@ -334,6 +329,20 @@ def test_eviction_removes_the_least_recently_used_until_the_rest_fit(tmp_path):
     assert [p.name for p in compile_cache.evict(tmp_path, 350)] == ["p0.pkl"]  # 300 bytes, used longest ago
     assert [p.name for p in compile_cache.evict(tmp_path, 150)] == ["p1.pkl"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p2.pkl"]
+
+
+def test_starting_a_command_bounds_the_cache(tmp_path, jax_cache_settings):
+    cache = tmp_path / "cache"
+    (cache / compile_cache.PROGRAMS_SUBDIR).mkdir(parents=True)
+    for i in range(3):  # JAX's entries (one with the -atime file of JAX's own bounded cache) and kept programs
+        for path in (cache / f"jit_f{i}-cache", cache / compile_cache.PROGRAMS_SUBDIR / f"p{i}.pkl"):
+            path.write_bytes(b"x" * (400 << 10))
+            os.utime(path, (1000 + i, 1000 + i))
+    (cache / "jit_f0-atime").write_bytes(b"t")
+    jax.config.update("jax_compilation_cache_dir", None)
+    compile_cache.configure(str(cache), {compile_cache.MAX_MB_ENV: "1"})  # room for two of each
+    assert sorted(p.name for p in cache.iterdir() if p.is_file()) == ["jit_f1-cache", "jit_f2-cache"]
+    assert sorted(p.name for p in (cache / compile_cache.PROGRAMS_SUBDIR).iterdir()) == ["p1.pkl", "p2.pkl"]
 
 
 def test_the_cache_bound_is_checked():

@@ -54,6 +54,8 @@ import dataclasses
 import os
 import pathlib
 import shutil
+import signal
+import threading
 from typing import Any, Callable, Mapping, NamedTuple
 
 import jax
@@ -89,6 +91,40 @@ class RunResult(NamedTuple):
     sample_game: pathlib.Path | None
     iterations: int
     train_steps: int
+    stopped: str | None = None
+    """The signal that stopped the run early (``"SIGTERM"``, ``"SIGINT"``; on several processes
+    also ``"a signal to another process"``), or None."""
+
+
+class _Stop:
+    """A SIGTERM or SIGINT received during a run (``signal``: its name): the run stops after the
+    iteration in progress, checkpointed. A second such signal acts as it would without the run."""
+
+    def __init__(self, previous: dict):
+        self.signal: str | None = None
+        self._previous = previous
+
+    def __call__(self, signum, frame) -> None:
+        self.signal = signal.Signals(signum).name
+        signal.signal(signum, self._previous[signum])
+
+
+@contextlib.contextmanager
+def _stop_on_signals():
+    """A ``_Stop`` that SIGTERM and SIGINT set while the block runs (only the main thread can
+    take signals: elsewhere none is set)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield _Stop({})
+        return
+    previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+    stop = _Stop(previous)
+    for s in previous:
+        signal.signal(s, stop)
+    try:
+        yield stop
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 def _match_metrics(name: str, result: MatchResult) -> dict:
@@ -281,6 +317,11 @@ def train(config: ZeroConfig, out_dir, *, resume: bool = False, progress: bool =
         ``timing.WallClock`` opened for the call). The phase times in metrics.csv and the time
         limit use it.
 
+    SIGTERM or SIGINT (a preemption notice, Ctrl-C) to any process of the run: every process
+    ends the iteration in progress without its evaluation, saves its checkpoint and returns
+    (``RunResult.stopped`` names the signal); ``--resume`` continues from that checkpoint as if
+    the run had not stopped. A second signal acts as usual (Ctrl-C interrupts at once).
+
     Returns:
       A ``RunResult``.
 
@@ -288,14 +329,13 @@ def train(config: ZeroConfig, out_dir, *, resume: bool = False, progress: bool =
       ValueError: a bad configuration, a directory holding another run, or (``CheckpointError``)
         a corrupted or foreign checkpoint directory; the message names the path.
     """
-    if clock is not None:
-        return _run(config, out_dir, resume, progress, callback, distributed, log, time_limit, init, clock)
-    with WallClock() as wall:
-        return _run(config, out_dir, resume, progress, callback, distributed, log, time_limit, init, wall)
+    with _stop_on_signals() as stop, contextlib.ExitStack() as stack:
+        clock = clock if clock is not None else stack.enter_context(WallClock())
+        return _run(config, out_dir, resume, progress, callback, distributed, log, time_limit, init, clock, stop)
 
 
 def _run(config: ZeroConfig, out_dir, resume: bool, progress: bool, callback, distributed, log, time_limit, init,
-         clock: Clock) -> RunResult:
+         clock: Clock, stop: _Stop) -> RunResult:
     """``train``'s body, on an open ``clock``."""
     from tqdm.auto import tqdm
 
@@ -339,6 +379,7 @@ def _run(config: ZeroConfig, out_dir, resume: bool, progress: bool, callback, di
         state = {**state, "train": fresh, "best": fresh.variables}
         chain = network_chain(started_from)
     start = int(state["iteration"])
+    stopped = None
     metrics_path = out / "metrics.csv"
     logger = RunLogger(metrics_path, tensorboard_dir=out / "tb", resume_step=start if start > 0 else -1) if lead else None
     if logger and start > 0:
@@ -399,8 +440,12 @@ def _run(config: ZeroConfig, out_dir, resume: bool, progress: bool, callback, di
         row["train_step"] = int(state["train"].step)
 
         left = budget.left(clock.now())
-        plan = _plan(config, timer, left, iteration, gnugo)
-        if plan.last and iteration < config.iterations:
+        plan, stopping = _plan(config, timer, left, iteration, gnugo, stop.signal)
+        if stopping:
+            stopped = stop.signal or "a signal to another process"
+            say(f"{stopped}: stopping after iteration {iteration}, without its evaluation; its checkpoint is "
+                "saved and --resume continues from it")
+        elif plan.last and iteration < config.iterations:
             say(f"time limit: iteration {iteration} is the last of this session ({max(0.0, left):.0f} s left, not "
                 "enough for another iteration and the final evaluation); --resume continues")
         if plan.skipped:
@@ -442,7 +487,7 @@ def _run(config: ZeroConfig, out_dir, resume: bool, progress: bool, callback, di
         sample = out / "sample.sgf" if (out / "sample.sgf").exists() else None
     ckpt.close()
     return RunResult(out_dir=out, checkpoint=ckpt.directory / str(final), metrics=metrics_path, plot=plot,
-                     sample_game=sample, iterations=final, train_steps=int(state["train"].step))
+                     sample_game=sample, iterations=final, train_steps=int(state["train"].step), stopped=stopped)
 
 
 EVAL_PARTS = tuple(f"eval_{m}" for m in MATCHES)
@@ -460,8 +505,10 @@ def _match_costs(timer: PhaseTimer, matches) -> dict:
     return cost
 
 
-def _plan(config: ZeroConfig, timer: PhaseTimer, left: float, iteration: int, gnugo: str | None):
-    """``timing.plan_end`` for the iteration whose training just ended, the same on every process."""
+def _plan(config: ZeroConfig, timer: PhaseTimer, left: float, iteration: int, gnugo: str | None,
+          signalled: str | None = None):
+    """``timing.plan_end`` for the iteration whose training just ended, the same on every process,
+    and whether the run stops there for a signal (``signalled`` here, or on another process)."""
     matches = _matches(config, iteration, gnugo)
     estimates = [timer.estimate(p) for p in ("selfplay", "train")]
     plan = plan_end(left, final=iteration >= config.iterations,
@@ -469,15 +516,18 @@ def _plan(config: ZeroConfig, timer: PhaseTimer, left: float, iteration: int, gn
                     matches=matches, cost=_match_costs(timer, matches),
                     iteration_s=sum(e for e in estimates if e is not None), checkpoint_s=timer.estimate("checkpoint"))
     if jax.process_count() == 1:
-        return plan
+        return (plan._replace(last=True, play=(), skipped=()), True) if signalled else (plan, False)
     from jax.experimental import multihost_utils
+
+    if np.any(multihost_utils.process_allgather(np.int32(signalled is not None))):  # any process signalled
+        return plan._replace(last=True, play=(), skipped=()), True
 
     # Every process must stop after the same iteration and play the same matches: the first decides.
     code = int(plan.last) + sum(2 << i for i, m in enumerate(MATCHES) if m in plan.play)
     code = int(multihost_utils.broadcast_one_to_all(np.int32(code)))
     play = tuple(m for i, m in enumerate(MATCHES) if code & (2 << i))
     last = bool(code & 1)
-    return plan._replace(last=last, play=play, skipped=tuple(m for m in matches if m not in play) if last else ())
+    return plan._replace(last=last, play=play, skipped=tuple(m for m in matches if m not in play) if last else ()), False
 
 
 def _skipped_note(iteration: int, plan, costs: Mapping[str, float | None], left: float) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import signal
 
 import chex
@@ -45,3 +46,59 @@ def test_a_signalled_run_stops_checkpointed_and_resumes_to_the_same_end(tmp_path
     a, b = _final_state(tmp_path / "whole"), _final_state(tmp_path / "cut")
     assert int(np.asarray(a["iteration"])) == int(np.asarray(b["iteration"])) == 3
     chex.assert_trees_all_close(a, b)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _start(run_dir, port: int, extra: list[str]):
+    import subprocess
+    import sys
+
+    from children import child_env
+
+    procs = []
+    for i in range(2):
+        env = dict(child_env(), JAX_COORDINATOR_ADDRESS=f"127.0.0.1:{port}", JAX_NUM_PROCESSES="2",
+                   JAX_PROCESS_ID=str(i), JAX_CPU_COLLECTIVES_IMPLEMENTATION="gloo")
+        procs.append(subprocess.Popen(
+            [sys.executable, "-m", "alphago_jax.cli", "train", "--preset", "smoke", "--distributed", "--set",
+             "eval_games=0", "--no-progress", "--out", str(run_dir), *extra],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+    return procs
+
+
+def test_sigterm_to_one_process_of_two_stops_both_checkpointed(tmp_path):
+    """Two processes on localhost (gloo): SIGTERM to the second stops both after the same
+    iteration, checkpointed, within a minute; both resume to the end."""
+    import time
+
+    run = tmp_path / "run"
+    procs = _start(run, _free_port(), ["--set", "iterations=100000"])
+    try:
+        deadline = time.monotonic() + 300
+        while not (run / "metrics.csv").is_file() or len((run / "metrics.csv").read_text().splitlines()) < 3:
+            assert time.monotonic() < deadline and all(p.poll() is None for p in procs), "the run did not start"
+            time.sleep(0.5)
+        procs[1].send_signal(signal.SIGTERM)
+        signalled = time.monotonic()
+        outs = [p.communicate(timeout=60)[0] for p in procs]
+        assert time.monotonic() - signalled < 60
+    finally:
+        for p in procs:
+            p.kill()
+    assert [p.returncode for p in procs] == [130, 130], outs
+    assert "stopped by a signal to another process after iteration" in outs[0] and "--resume" in outs[0], outs[0]
+    stopped_at = int(re.search(r"stopped by .* after iteration (\d+) ", outs[0]).group(1))
+    saved = sorted(int(p.name) for p in zero.checkpoint_dir(run).iterdir() if p.name.isdigit())
+    assert saved[-1] == stopped_at
+
+    procs = _start(run, _free_port(), ["--resume", "--set", f"iterations={stopped_at + 1}"])
+    outs = [p.communicate(timeout=300)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    assert f"finished {stopped_at + 1} iterations" in outs[0], outs[0]

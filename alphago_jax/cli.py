@@ -288,6 +288,12 @@ def main(argv=None) -> int:
     except ValueError as e:  # bad sizes, unknown games: a clear message, no traceback
         print(f"alphago-jax {args.command}: error: {e}", file=sys.stderr)
         return 2
+    except OSError as e:  # a full disk, a read-only or vanished directory: one sentence, no traceback
+        where = f"{e.filename}: " if e.filename else ""
+        resume = ("; the checkpoints already written are intact, and --resume continues once that is mended"
+                  if args.command == "train" else "")
+        print(f"alphago-jax {args.command}: error: {where}{e.strerror or e}{resume}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -102,3 +102,35 @@ def test_sigterm_to_one_process_of_two_stops_both_checkpointed(tmp_path):
     outs = [p.communicate(timeout=300)[0] for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
     assert f"finished {stopped_at + 1} iterations" in outs[0], outs[0]
+
+
+def test_a_write_failure_stops_the_run_in_one_sentence_and_resume_continues(tmp_path, monkeypatch, capsys):
+    """A full disk at a checkpoint and at a metrics row: the run stops naming the path and the
+    cause, the checkpoints before it stay valid, and --resume finishes the run."""
+    import errno
+
+    from alphago_jax import cli
+    from alphago_jax.train import metrics
+
+    argv = ["train", "--preset", "smoke", "--set", "iterations=3", "--set", "eval_games=0", "--no-progress"]
+    for target, name in ((Checkpointer, "save"), (metrics.RunLogger, "log")):
+        run = tmp_path / name
+        real = getattr(target, name)
+
+        def full_at_2(self, step, *args, real=real, run=run, **kwargs):
+            if step == 2:
+                raise OSError(errno.ENOSPC, "No space left on device", str(run / "somefile"))
+            return real(self, step, *args, **kwargs)
+
+        monkeypatch.setattr(target, name, full_at_2)
+        assert cli.main([*argv, "--out", str(run)]) == 1
+        err = capsys.readouterr().err
+        assert f"{run / 'somefile'}: No space left on device" in err and "--resume" in err and "Traceback" not in err
+        monkeypatch.undo()
+        with Checkpointer(zero.checkpoint_dir(run), kind=KIND, read_only=True) as ckpt:
+            assert ckpt.latest_step() == (1 if name == "save" else 2)
+            ckpt.restore()  # whole and readable
+        assert cli.main([*argv, "--resume", "--out", str(run)]) == 0
+        assert "finished 3 iterations" in capsys.readouterr().out
+        steps = [line.split(",")[0] for line in (run / "metrics.csv").read_text().splitlines()[1:]]
+        assert steps == ["1", "2", "3"]  # nothing lost, nothing twice

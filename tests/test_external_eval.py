@@ -145,8 +145,9 @@ def test_dead_engines_give_clear_errors_and_are_closed(game, tmp_path, monkeypat
     started = []
 
     class Recorded(external_eval.GTPClient):
-        def __init__(self, command):
-            super().__init__(command)
+        def __init__(self, command, **kwargs):
+            assert kwargs == {"timeout": external_eval.ENGINE_TIMEOUT}  # a hung GNU Go cannot block the run
+            super().__init__(command, **kwargs)
             started.append(self)
 
     monkeypatch.setattr(external_eval, "GTPClient", Recorded)

@@ -343,6 +343,11 @@ def _games(games: int, openings: Iterator[list[int]]) -> Iterator[tuple[int, lis
         yield i, opening
 
 
+REFEREE_TIMEOUT = 120.0
+"""Seconds GNU Go may take to count a game (``final_score`` reads the board first) before the
+game is left without its count."""
+
+
 class Referee:
     """GNU Go's own count of finished games (``final_score`` after replaying their moves), on
     this project's rules; started on first use, restarted after a failure."""
@@ -358,7 +363,7 @@ class Referee:
         commands += [f"play {colour_letter(c)} {grid.to_vertex(a, size)}" for c, a in moves]
         try:
             if self._client is None:
-                self._client = GTPClient([self.binary, *GNUGO_RULES_ARGS])
+                self._client = GTPClient([self.binary, *GNUGO_RULES_ARGS], timeout=REFEREE_TIMEOUT)
             return self._client.send_many([*commands, "final_score"])[-1].strip().upper()
         except GTPError:
             self.close()  # a failed command leaves unread replies: start afresh next time

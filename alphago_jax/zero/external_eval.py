@@ -26,8 +26,8 @@ How the G games are played (the arena's rules, ``play.arena``, on the training j
   komi), never by GNU Go's count.
 
 Every GNU Go process is closed when the match ends, whatever happened. A GNU Go that cannot be
-started, dies, refuses one of the network's moves or answers nonsense raises ``GTPError`` naming
-the game and the move.
+started, dies, refuses one of the network's moves, answers nonsense or says nothing for
+``ENGINE_TIMEOUT`` seconds raises ``GTPError`` naming the game and the move.
 
 Layer: ``train``; uses ``games``, the package's GTP client (``alphago_jax.gtp_client``) and the
 ``Mover`` of ``zero.selfplay``, never ``play``.
@@ -51,6 +51,11 @@ from alphago_jax.zero.selfplay import Mover
 ENDINGS = ("score", "move limit", "resignation", "illegal move")
 """How a game can end (``GnuGoOutput.endings``), as in the arena: two passes in a row after the
 cleanup phase, the rules' move limit (both scored), GNU Go's resignation, an illegal GNU Go move."""
+
+
+ENGINE_TIMEOUT = 300.0
+"""Seconds a GNU Go process may take to answer one command (a level-10 move on 19x19 takes a few)
+before it counts as hung: the match then fails with ``GTPError`` naming the game and move."""
 
 
 class GnuGoOutput(NamedTuple):
@@ -238,7 +243,7 @@ def _two_passes(actions: np.ndarray, pass_action: int) -> bool:
 def _start(binary: str, level: int, size: int, komi: float, seed: int, i: int) -> GTPClient:
     """GNU Go for game ``i``, on an empty ``size`` x ``size`` board with ``komi``, seeded."""
     try:
-        engine = GTPClient([binary, *gnugo_player_args(level, size, komi)])
+        engine = GTPClient([binary, *gnugo_player_args(level, size, komi)], timeout=ENGINE_TIMEOUT)
     except GTPError as e:
         raise GTPError(f"GNU Go for game {i + 1}: {e}") from None
     try:

@@ -140,14 +140,20 @@ class Match:
         player, opponent = self.result.player, self.result.opponent
         return MatchResult.from_outcomes(player, opponent, [_outcome(g, player) for g in self.distinct_games])
 
-    def seconds_per_move(self, name: str) -> float | None:
-        """The mean seconds per move of the player called ``name`` (its ``genmove`` calls, as
-        measured by the arena); None when it made no move."""
-        seconds = moves = 0
+    def _totals(self, name: str, per_side: Callable[[GameResult], tuple]) -> tuple[float, int]:
+        """``per_side(game)`` (black's, white's) summed over the sides the player called ``name``
+        took, and the moves it chose there."""
+        total = moves = 0
         for g in self.games:
             for side, player in enumerate((g.black, g.white)):
                 if player == name:
-                    seconds, moves = seconds + g.seconds[side], moves + g.decisions[side]
+                    total, moves = total + per_side(g)[side], moves + g.decisions[side]
+        return total, moves
+
+    def seconds_per_move(self, name: str) -> float | None:
+        """The mean seconds per move of the player called ``name`` (its ``genmove`` calls, as
+        measured by the arena); None when it made no move."""
+        seconds, moves = self._totals(name, lambda g: g.seconds)
         return seconds / moves if moves else None
 
     @property
@@ -182,11 +188,7 @@ class Match:
     def simulations_per_move(self, name: str) -> float | None:
         """The mean search simulations per move of the player called ``name`` over the match;
         None when it reported none (an external engine, a policy without search)."""
-        sims = moves = 0
-        for g in self.games:
-            for side, player in enumerate((g.black, g.white)):
-                if player == name:
-                    sims, moves = sims + g.simulations[side], moves + g.decisions[side]
+        sims, moves = self._totals(name, lambda g: g.simulations)
         return sims / moves if sims else None
 
     @property

@@ -9,8 +9,7 @@ engine (its later replies could no longer be matched to their commands); so does
 is not GTP.
 
 Layer: a leaf that imports nothing of the package (only ``subprocess``), so that both ``play``
-(the GTP players, the arena) and ``train`` (evaluation against GNU Go during training) can use
-it; ``alphago_jax.play.gtp_client`` re-exports it.
+(the GTP players, the arena) and ``zero`` (evaluation against GNU Go during training) can use it.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ import sys
 from alphago_jax import sgf
 from alphago_jax.games import grid
 from alphago_jax.games.go import Go
-from alphago_jax.play.gtp_client import GNUGO_RULES_ARGS, GTPClient, find_gnugo
+from alphago_jax.gtp_client import GNUGO_RULES_ARGS, GTPClient, find_gnugo
 
 
 def play_game(engine: GTPClient, size: int, komi: float, levels, opening: int, rng: random.Random,

@@ -27,7 +27,7 @@ SGF_DIR = SHARED / "data" / "sgf" / "gnugo-regression"
 
 @pytest.fixture(scope="session")
 def gnugo_path():
-    from alphago_jax.play.gtp_client import find_gnugo
+    from alphago_jax.gtp_client import find_gnugo
 
     path = find_gnugo()
     if path is None:

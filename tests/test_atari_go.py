@@ -24,7 +24,7 @@ import gamegen
 from alphago_jax import games
 from alphago_jax.games import grid
 from alphago_jax.games.base import BLACK, WHITE
-from alphago_jax.play.gtp_client import gnugo_rules_engine
+from alphago_jax.gtp_client import gnugo_rules_engine
 
 # (size, games): 400 games; half of them take an available capture with probability 0.3 (the
 # games end in many different ways), the other half play uniformly (longer games). On 4x4 a

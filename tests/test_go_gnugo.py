@@ -14,7 +14,7 @@ import pytest
 import gamegen
 from alphago_jax.games import grid
 from alphago_jax.games.go import Go
-from alphago_jax.play.gtp_client import GTPClient, GNUGO_RULES_ARGS
+from alphago_jax.gtp_client import GTPClient, GNUGO_RULES_ARGS
 
 # (size, games): 200 games; the larger boards give long games, the small ones many kos.
 PLAN = [(5, 120), (9, 56), (13, 14), (19, 10)]

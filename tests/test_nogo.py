@@ -24,7 +24,7 @@ import gamegen
 from alphago_jax import games
 from alphago_jax.games import grid
 from alphago_jax.games.base import BLACK, WHITE
-from alphago_jax.play.gtp_client import gnugo_rules_engine
+from alphago_jax.gtp_client import gnugo_rules_engine
 
 PLAN = [(4, 60), (5, 80), (7, 40), (9, 20)]  # (size, games): 200 games
 COLOUR = {BLACK: "black", WHITE: "white"}

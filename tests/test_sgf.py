@@ -15,7 +15,7 @@ from alphago_jax import sgf
 from alphago_jax.games import grid
 from alphago_jax.games.base import BLACK, WHITE
 from alphago_jax.games.go import Go
-from alphago_jax.play.gtp_client import GTPClient, GTPError, GNUGO_RULES_ARGS
+from alphago_jax.gtp_client import GTPClient, GTPError, GNUGO_RULES_ARGS
 
 P9 = 81  # pass on 9x9
 P5 = 25  # pass on 5x5

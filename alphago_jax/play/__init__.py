@@ -7,7 +7,7 @@
 - ``search_player``: PUCT search with tree reuse (pure-rollout MCTS, or a network), with live
   analysis;
 - ``amaf_players``: GRAVE and MCPS searches as players;
-- ``gtp_player``: an external GTP engine (GNU Go) as a ``Player``; ``gtp_client``: the pipe;
+- ``gtp_player``: an external GTP engine (GNU Go) as a ``Player`` (over ``alphago_jax.gtp_client``);
 - ``registry``: players by name (``mcts:sims=200``, ``gtp:/usr/games/gnugo --mode gtp``);
   ``options``: the ``name=value`` options of a spec;
 - ``alphago_player``: the AlphaGo player on the networks of ``alphago_jax.alphago``

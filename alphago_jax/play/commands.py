@@ -36,7 +36,7 @@ def _colour(text: str) -> int:
 
 def _player(spec: str):
     """A player from its spec; an engine that cannot start is a clear error too."""
-    from alphago_jax.play.gtp_client import GTPError
+    from alphago_jax.gtp_client import GTPError
     from alphago_jax.play.registry import make_player
 
     try:
@@ -78,7 +78,7 @@ def run_arena(args) -> int:
     Interrupted (Ctrl-C or SIGTERM), it stops its workers and engines and returns 130; the games
     already finished stay saved."""
     from alphago_jax.play.arena import run_match, run_match_parallel
-    from alphago_jax.play.gtp_client import GTPError
+    from alphago_jax.gtp_client import GTPError
 
     options = dict(seconds=args.time, resign_below=args.resign, cleanup=not args.no_cleanup, max_moves=args.max_moves,
                    openings=args.openings, referee=not args.no_referee, out_dir=args.out,

@@ -196,21 +196,11 @@ def _add_dataset_command(sub) -> None:
     build.set_defaults(run=_dataset_build)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="alphago-jax", description="AlphaGo, AlphaGo Zero, GRAVE and MCPS as batched JAX functions.")
-    compile_cache.add_options(parser)
-    sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="play a batch of random legal games with the JAX rules")
-    demo.add_argument("--size", type=int, default=9, help="board size, 2 to 19 (default 9)")
-    demo.add_argument("--batch", type=int, default=256, help="games played at once (default 256)")
-    demo.add_argument("--komi", type=float, default=7.5, help="points given to white (default 7.5)")
-    demo.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    demo.set_defaults(run=_demo)
-
+def _add_train_command(sub) -> None:
     train = sub.add_parser(
         "train", help="AlphaGo Zero: self-play, training, evaluation, checkpoints",
         description="Train an AlphaGo Zero agent by self-play. The default preset, tiny, learns 5x5 Go "
-                    "on a laptop CPU in under 10 minutes. A killed run continues with --resume. Every "
+                    "on a 2-core CPU in about 7 minutes. A killed run continues with --resume. Every "
                     "device JAX sees is used (data parallel); for several hosts add --distributed.")
     train.add_argument("--preset", default=None, help="tiny (default), smoke, 9x9 or 19x19")
     train.add_argument("--out", default="runs/zero", help="output directory (default runs/zero)")
@@ -233,6 +223,19 @@ def build_parser() -> argparse.ArgumentParser:
                        help="multi-host: call jax.distributed.initialize() first (also ALPHAGO_JAX_DISTRIBUTED=1)")
     train.set_defaults(run=_train)
 
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="alphago-jax", description="AlphaGo, AlphaGo Zero, GRAVE and MCPS as batched JAX functions.")
+    compile_cache.add_options(parser)
+    sub = parser.add_subparsers(dest="command", required=True)
+    demo = sub.add_parser("demo", help="play a batch of random legal games with the JAX rules")
+    demo.add_argument("--size", type=int, default=9, help="board size, 2 to 19 (default 9)")
+    demo.add_argument("--batch", type=int, default=256, help="games played at once (default 256)")
+    demo.add_argument("--komi", type=float, default=7.5, help="points given to white (default 7.5)")
+    demo.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    demo.set_defaults(run=_demo)
+
+    _add_train_command(sub)
     warm = sub.add_parser(
         "warm-start", help="AlphaGo Zero's network by supervised learning on game records, for train --init",
         description="Fit the dual network of a preset (and --set sizes) to SGF game records: the policy to "

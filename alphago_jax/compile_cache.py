@@ -1,43 +1,25 @@
-"""JAX's persistent compilation cache for the ``alphago-jax`` command.
+"""JAX's persistent compilation cache for the ``alphago-jax`` command, and programs kept whole.
 
-A player's search (rules, network and tree compiled together) takes 10 to 40 s to compile on a
-2-core CPU, every time a process starts. JAX can keep compiled programs on disk and read them
-back in well under a second; the command turns that on before anything compiles:
+A player's search takes many seconds to compile in every new process (docs/benchmarks.md, "The
+first move"); the command turns JAX's disk cache on before anything compiles::
 
     compile_cache.configure()                  # the default place, or $ALPHAGO_JAX_CACHE_DIR
     compile_cache.configure("/scratch/cache")  # --compile-cache DIR
     compile_cache.configure(compile_cache.OFF) # --no-compile-cache
 
-Where the cache goes, first rule that applies:
+Where the cache goes, first rule that applies: (1) ``--compile-cache DIR`` or
+``--no-compile-cache``; (2) a cache JAX already has (``JAX_COMPILATION_CACHE_DIR`` or the calling
+code), kept as it is: that is how child processes share their parent's; (3)
+``ALPHAGO_JAX_CACHE_DIR`` (a directory, or ``off``); (4) ``$XDG_CACHE_HOME/alphago_jax`` (an
+absolute one), else ``~/.cache/alphago_jax``, else off. Never inside the installed package
+(``ValueError``); a relative directory is made absolute. The command caches every program
+(``MIN_COMPILE_SECONDS``), not only those that took a second to compile.
 
-1. the command's ``--compile-cache DIR``, or ``--no-compile-cache`` (off);
-2. a cache JAX was already given, by ``JAX_COMPILATION_CACHE_DIR`` or by the calling Python
-   code: kept as it is, settings and all. That is how a parent process shares its cache with
-   the ``alphago-jax`` processes it starts (the tests: ``tests/children.py``);
-3. ``ALPHAGO_JAX_CACHE_DIR``: a directory, or ``off``;
-4. ``$XDG_CACHE_HOME/alphago_jax``, else ``~/.cache/alphago_jax`` (off where there is no home).
-
-The cache is never put inside the installed package (``ValueError``), and the default never
-in the working directory (a relative ``XDG_CACHE_HOME`` is ignored, as the XDG specification
-says). An explicit relative directory is taken from the working directory, made absolute.
-
-JAX caches only programs that took at least a second to compile, by default; the command
-caches every program (``MIN_COMPILE_SECONDS``): a search is dozens of programs, many of them
-small eager operations, and on a loaded 2-core machine reading one back is cheaper than
-compiling even those.
-
-JAX's cache still traces and lowers every function in each new process (about 2 s of a
-network player's start). ``kept`` goes one step further for the programs a player's search
-runs: their compiled executables are kept in the cache's ``programs`` folder under a key the
-caller names, and a later process runs them without tracing (``search.TreeSearch`` with an
-``evaluator_key``; ``play.players.Network.key``).
-
-Both are bounded (``ALPHAGO_JAX_CACHE_MAX_MB``, default ``DEFAULT_MAX_MB``, each) by ``evict``,
-which removes the entries used longest ago (by their files' access and modification times): JAX's
-entries when a command starts, the kept programs also each time one is written. (JAX's own
-bounded cache, ``jax_compilation_cache_max_size``, fails on every write in a directory that holds
-entries written without it, as every earlier cache does.) ``alphago-jax cache`` shows both and
-``--clear`` empties them (``usage``, ``clear``).
+JAX's cache still traces and lowers every function in each new process; ``kept`` also keeps the
+compiled executables of a player's search in the cache's ``programs`` folder, run later without
+tracing. Each part is bounded by ``ALPHAGO_JAX_CACHE_MAX_MB`` (``evict``: least recently used
+first; JAX's own bound fails on directories written without it). ``alphago-jax cache`` reports
+(``usage``) and clears (``clear``) both.
 """
 
 from __future__ import annotations
@@ -110,16 +92,10 @@ def _checked(text: str, what: str) -> pathlib.Path:
 
 def choose(option: str | None = None, environ: MutableMapping[str, str] | None = None,
            jax_dir: str | None = None) -> CacheChoice:
-    """Where the cache goes (the module docstring's rules), without changing anything.
-
-    Args:
-      option: ``--compile-cache DIR``, ``OFF`` for ``--no-compile-cache``, None if not given.
-      environ: the environment (default ``os.environ``); ``configure`` writes its choice there.
-      jax_dir: the cache directory JAX already has (``jax.config.jax_compilation_cache_dir``).
-
-    Raises:
-      ValueError: for a directory inside the package.
-    """
+    """Where the cache goes by the module docstring's rules, changing nothing: ``option`` is
+    ``--compile-cache DIR`` (``OFF``: ``--no-compile-cache``; None: not given), ``environ`` the
+    environment (default ``os.environ``), ``jax_dir`` the directory JAX already has.
+    ``ValueError`` for a directory inside the package."""
     environ = os.environ if environ is None else environ
     if option is not None:
         if option.strip().lower() == OFF:
@@ -136,20 +112,13 @@ def choose(option: str | None = None, environ: MutableMapping[str, str] | None =
 
 
 def configure(option: str | None = None, environ: MutableMapping[str, str] | None = None) -> CacheChoice:
-    """Set JAX's persistent compilation cache for this process, before anything compiles.
+    """Set JAX's persistent compilation cache for this process, before anything compiles; returns
+    the choice (``path`` None when off), ``ValueError`` for a directory inside the package.
 
-    A cache JAX already had (rule 2) is left alone, settings and all. Otherwise the chosen
-    directory is created and set, with ``MIN_COMPILE_SECONDS`` (unless JAX's own
-    ``JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS`` is set); off, JAX's cache is disabled. A
-    directory that cannot be created turns the cache off with a warning on stderr (never
-    stdout: GTP speaks there). The choice is also written to ``environ`` in JAX's own
-    variables, so that the processes the command starts (``arena --parallel`` workers) share it.
-
-    Returns:
-      The choice made (``path`` None when off).
-
-    Raises:
-      ValueError: for a directory inside the package.
+    A cache JAX already had is left alone. Otherwise the directory is created and set, with
+    ``MIN_COMPILE_SECONDS`` unless JAX's own variable sets one; a directory that cannot be
+    created turns the cache off with a warning on stderr (stdout is GTP's). The choice is written
+    to ``environ`` in JAX's variables, for the processes the command starts.
     """
     import jax
 
@@ -182,11 +151,8 @@ def configure(option: str | None = None, environ: MutableMapping[str, str] | Non
 
 
 def max_bytes(environ: MutableMapping[str, str] | None = None) -> int:
-    """The bound of each part of the cache, in bytes (``ALPHAGO_JAX_CACHE_MAX_MB``).
-
-    Raises:
-      ValueError: for a value that is not a positive number of MB.
-    """
+    """The bound of each part of the cache, in bytes (``ALPHAGO_JAX_CACHE_MAX_MB``; ``ValueError``
+    unless a positive number of MB)."""
     environ = os.environ if environ is None else environ
     text = environ.get(MAX_MB_ENV, "").strip()
     if not text:
@@ -210,9 +176,9 @@ def _last_used(path: pathlib.Path) -> float:
 
 
 def evict(directory: pathlib.Path, limit: int, pattern: str = "*.pkl") -> list[pathlib.Path]:
-    """Remove the files matching ``pattern`` in ``directory`` used longest ago (the later of
-    their access and modification times; reading a kept program touches it) until the rest fit
-    in ``limit`` bytes; returns those removed. A JAX entry's ``-atime`` companion goes with it."""
+    """Remove the files matching ``pattern`` in ``directory`` used longest ago (later of access and
+    modification times) until the rest fit in ``limit`` bytes; returns those removed. A JAX
+    entry's ``-atime`` companion goes with it."""
     try:
         files = sorted(((_last_used(p), p.stat().st_size, p) for p in _files(directory, pattern)),
                        key=lambda entry: entry[0])
@@ -344,10 +310,9 @@ class Kept:
         return compiled
 
     def _compile(self, args):
-        """The program compiled by XLA here and now. JAX's cache is kept out of it both ways: on
-        CPU an executable JAX read back from its cache serializes without its code, and a copy
-        written there would never be read. A name of its own makes JAX's lookup (keyed on the
-        program's text) miss; a minimum compile time of forever stops JAX's write."""
+        """The program compiled by XLA here and now, kept out of JAX's cache both ways (on CPU an
+        executable read back from it serializes without its code): a name of its own makes JAX's
+        lookup miss, a minimum compile time of forever stops its write."""
         import jax
 
         jitted = self._jitted
@@ -365,24 +330,13 @@ class Kept:
 
 
 def kept(jitted, name: str, key: str | None, static_argnums: tuple[int, ...] = ()):
-    """``jitted`` with its compiled programs kept in the compilation cache's ``programs``
-    folder (when the cache is on), one per argument signature (pytree structure, shapes,
-    dtypes, static arguments).
+    """``jitted`` (a ``jax.jit`` function with ``static_argnums``) with its compiled programs kept in
+    the cache's ``programs`` folder, one per argument signature, read back and run without tracing.
 
-    JAX's own cache saves compiling but still traces and lowers a function in every new process
-    (about 2 s for a network player's search on a 2-core CPU); a kept program is read back and
-    run as it is. What the program computes must be named by ``key`` (with ``name``): the
-    function is not hashed, only this package's source, JAX's versions and flags and the device
-    (``_environment_digest``). So ``key`` must describe everything the function closes over
-    (rules, settings, the network's architecture), e.g. their reprs. ``key`` None: ``jitted``
-    as it is, and so with the compilation cache off. The files are programs this machine runs:
-    the folder is trusted as JAX's own cache is.
-
-    Args:
-      jitted: a ``jax.jit`` function.
-      name: the program's name (a file name part).
-      key: what the function computes, or None.
-      static_argnums: ``jitted``'s static arguments.
+    The function is not hashed (only this package's source, JAX's versions and flags and the
+    device are), so ``key`` must describe everything it closes over (rules, settings, the
+    network's architecture), e.g. their reprs; ``name`` is part of the file name. ``key`` None, or
+    the cache off: ``jitted`` as it is. The folder is trusted as JAX's own cache is.
     """
     if key is None or _programs_dir() is None:
         return jitted

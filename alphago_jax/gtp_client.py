@@ -1,15 +1,10 @@
 """A client for external GTP engines (GNU Go and others) over a pipe.
 
-Commands can be sent one at a time (``send``) or many at once (``send_many``): pipelining a
-batch of commands and then reading all replies avoids one round trip per command, which is
-what makes whole-board legality checks against an external engine fast.
+``send_many`` pipelines a batch of commands before reading the replies, which makes whole-board
+legality checks against an engine fast. A reply that does not come within ``timeout``, or is not
+GTP, raises ``GTPError`` and kills the engine (its later replies could not be matched).
 
-A reply that does not come within the client's ``timeout`` raises ``GTPError`` and kills the
-engine (its later replies could no longer be matched to their commands); so does a reply that
-is not GTP.
-
-Layer: a leaf that imports nothing of the package (only ``subprocess``), so that both ``play``
-(the GTP players, the arena) and ``zero`` (evaluation against GNU Go during training) can use it.
+Layer: imports nothing of the package, so that ``play`` and ``zero`` can both use it.
 """
 
 from __future__ import annotations
@@ -42,9 +37,8 @@ def is_gnugo(argv: list[str]) -> bool:
 
 
 def with_gnugo_rules(argv: list[str]) -> list[str]:
-    """``argv`` with GNU Go's rules flags (``GNUGO_RULES_ARGS``) added where it starts GNU Go
-    and does not choose those rules itself, so that GNU Go plays the rules this project scores
-    (area, positional superko, no suicide); any other command line is returned unchanged."""
+    """``argv`` with the ``GNUGO_RULES_ARGS`` it does not override added when it starts GNU Go, so
+    that GNU Go plays the rules scored here; any other command line unchanged."""
     if not is_gnugo(argv):
         return list(argv)
     extra = [] if "--mode" in argv else ["--mode", "gtp"]
@@ -156,9 +150,8 @@ class GTPClient:
 
 
 def gnugo_player_args(level: int, size: int, komi: float) -> list[str]:
-    """GNU Go's arguments (after the binary) as an opponent on this project's rules: GTP mode at
-    ``level`` (0 to 10; 10 is the strongest and slowest), ``size`` x ``size``, area scoring with
-    ``komi``, positional superko and suicide forbidden."""
+    """GNU Go's arguments after the binary as an opponent under ``GNUGO_RULES_ARGS``, at ``level``
+    (0 to 10; 10 the strongest), on ``size`` x ``size`` with ``komi``."""
     return [*GNUGO_RULES_ARGS, "--level", str(int(level)), "--boardsize", str(int(size)), "--komi", f"{komi:g}"]
 
 

@@ -12,11 +12,8 @@ from alphago_jax.games.base import Game
 
 
 def sample_legal(key, mask):
-    """int32[B]: a uniformly random legal action per row of ``mask`` (bool[B, A]).
-
-    One uniform number per game picks the k-th legal action: cheaper than
-    ``jax.random.categorical``, which draws one number per action.
-    """
+    """int32[B]: a uniformly random legal action per row of ``mask`` (bool[B, A]), from one uniform
+    number per game (``jax.random.categorical`` draws one per action)."""
     count = jnp.sum(mask, axis=-1)
     target = jnp.floor(jax.random.uniform(key, count.shape) * count).astype(jnp.int32)
     return jnp.argmax(jnp.cumsum(mask, axis=-1) > target[:, None], axis=-1).astype(jnp.int32)
@@ -30,17 +27,9 @@ def reset_where(done, fresh, states):
 
 
 def play_out(game: Game, states, key, max_moves: int | None = None, choose=None):
-    """Play legal moves in every game of a batch until all are over.
-
-    Args:
-      states: a batch of states (pytree with leading axis B).
-      max_moves: stop after this many moves even if games are unfinished (None: no limit).
-      choose: ``(states, key) -> int32[B]`` legal actions, e.g. a rollout policy's samples;
-        default: uniformly random legal moves.
-
-    Returns:
-      The final states and the number of moves the longest game took (int32[]).
-    """
+    """``(final states, moves the longest game took int32[])``: legal moves in every game of a batch
+    (leading axis B) until all are over or ``max_moves`` (None: no limit) have been played.
+    ``choose`` is ``(states, key) -> int32[B]`` (default: uniformly random legal moves)."""
 
     def more(carry):
         states, _, t = carry

@@ -1,18 +1,12 @@
 """SGF game records: read, replay through the JAX Go rules, write. Built on ``sgfmill``.
 
-Points are flat indices ``row * size + col`` with row 0 the top edge, as everywhere in the
-package (sgfmill's row ``r`` counts from the bottom: it is our row ``size - 1 - r``); the action
-``size * size`` is pass (``B[]``, or ``B[tt]`` on boards up to 19x19).
-
-Only the main line of a record is read. Files that are not plain game records are rejected with
-an ``SGFError`` that names the file and the problem: malformed SGF, a board size the rules do
-not support, setup stones (AB/AW/AE) after the root node (problems and variation files), no
-moves. ``replay`` rejects illegal moves (occupied point, suicide, ko / positional superko, a
-colour moving out of turn) before they reach ``Go.step``, naming the move number and vertex.
-
-``iter_records`` yields the text of every record in folders, SGF files and archives, one at a
-time, for ``load`` (``alphago-jax dataset build``, AlphaGo Zero's warm start); ``winner_of``
-reads a result (``RE``) as +1 / -1 / 0.
+Points are flat indices ``row * size + col``, row 0 the top edge (sgfmill's row ``r`` counts
+from the bottom: ours is ``size - 1 - r``); ``size * size`` is pass (``B[]``, or ``B[tt]`` up
+to 19x19). Only the main line is read. What is not a plain game record raises an ``SGFError``
+naming the file and the problem (malformed SGF, an unsupported board size, setup stones after
+the root, no moves); ``replay`` rejects illegal moves naming the move number and vertex.
+``iter_records`` yields every record in folders, SGF files and archives; ``winner_of`` reads a
+result (``RE``) as +1 / -1 / 0.
 """
 
 from __future__ import annotations
@@ -63,13 +57,12 @@ class GameRecord:
       black_setup: sorted flat points of the black setup stones (AB), row 0 the top edge.
       white_setup: sorted flat points of the white setup stones (AW).
       first_player: colour to move first, +1 black, -1 white.
-      moves: ``(colour, action)`` pairs, colour +1/-1, action in ``[0, size * size]``
-        (``size * size`` is pass).
+      moves: ``(colour, action)`` pairs, colour +1/-1, action in ``[0, size * size]`` (pass last).
       result: the RE property (e.g. ``"B+3.5"``, ``"W+R"``), or None.
       black_name, white_name: PB / PW, or None.
       source: the file the record was read from, or None. Not compared by ``==``.
-      comments: each move's comment (C), ``""`` for none, aligned with ``moves`` (or empty:
-        no comments); the arena writes the seconds each move took. Not compared by ``==``.
+      comments: each move's comment (C), ``""`` for none, aligned with ``moves`` (or empty when
+        none has one). Not compared by ``==``.
       comment: the game's own comment (the root's C), or None. Not compared by ``==``.
     """
 
@@ -125,10 +118,8 @@ def _to_row_col(point, size):
 
 
 def _read_source(path_or_bytes) -> tuple[bytes, str | None, str | None]:
-    """(SGF bytes, source path or None, encoding overriding CA or None).
-
-    A str starting with ``(`` is SGF text (its encoding is UTF-8 whatever CA says), else a path.
-    """
+    """(SGF bytes, source path or None, encoding overriding CA or None); a str starting with ``(``
+    is SGF text (UTF-8 whatever CA says), else a path."""
     if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
         return bytes(path_or_bytes), None, None
     if isinstance(path_or_bytes, str) and path_or_bytes.lstrip().startswith("("):
@@ -164,18 +155,10 @@ def _comment(node) -> str | None:
 
 
 def load(path_or_bytes, *, require_moves: bool = True) -> GameRecord:
-    """Read the main line of an SGF game record.
+    """The main line of an SGF game record: a path, SGF text (a str starting with ``(``) or bytes.
 
-    Args:
-      path_or_bytes: a path (str or ``os.PathLike``), SGF text (a str starting with ``(``),
-        or SGF bytes.
-      require_moves: if True (default), a record without moves (a bare position) is an error.
-
-    Returns:
-      The ``GameRecord``; its ``source`` is the path, or None for text and bytes.
-
-    Raises:
-      SGFError: naming the file and the problem.
+    ``source`` is the path (None for text and bytes); ``SGFError`` names the file and the problem,
+    including a record without moves when ``require_moves``.
     """
     data, source, encoding = _read_source(path_or_bytes)
     name = source or "<sgf>"
@@ -246,12 +229,9 @@ def load(path_or_bytes, *, require_moves: bool = True) -> GameRecord:
 # --------------------------------------------------------------------------------- replay
 @functools.lru_cache(maxsize=None)
 def _compiled_replay(game: Go, all_states: bool):
-    """jit of ``run(board, to_play, actions, colours, resume, length) -> (final, ok, states)``.
-
-    Scans ``game.max_moves`` padded moves; only the first ``length`` count. A move is stepped
-    only if its colour is the one to play and ``state.legal`` allows it; from the first move
-    that fails, nothing more is stepped, so ``final`` is the state before that move.
-    """
+    """jit of ``run(board, to_play, actions, colours, resume, length) -> (final, ok, states)`` over
+    ``game.max_moves`` padded moves (the first ``length`` count); from the first move out of turn
+    or not in ``state.legal`` nothing is stepped, so ``final`` is the state before it."""
 
     def run(board, to_play, actions, colours, resume, length):
         def body(carry, x):
@@ -315,31 +295,14 @@ def _describe(record: GameRecord, i: int) -> str:
 
 
 def replay(record: GameRecord, game: Go | None = None, *, all_states: bool = False) -> tuple[Go, GoState]:
-    """Play a record through the JAX rules, rejecting illegal moves before they are stepped.
+    """``(game, state)``: a record played through the rules ``game`` (default ``Go(size, komi)`` of
+    the record) from its setup stones, illegal moves rejected before they are stepped.
 
-    The start position is the record's setup stones with ``record.first_player`` to move.
-    The whole record is replayed by one jitted ``lax.scan`` (compiled once per board size and
-    rules; komi only affects scoring, so it is ignored there); inside it a move is stepped
-    only if it is by the colour to play and ``state.legal`` allows it. A record that goes on
-    after two consecutive passes (servers resume a game whose result the players dispute)
-    is replayed as recorded: the second pass is stepped with the pass counter reset, so the
-    game does not end there.
-
-    Args:
-      record: the game.
-      game: the rules; default ``Go(size=record.size, komi=record.komi)``.
-      all_states: also return every position.
-
-    Returns:
-      ``(game, state)``: the ``GoState`` after the last move; with ``all_states``, a
-      ``GoState`` of numpy arrays whose leaves have a leading axis of
-      ``len(record.moves) + 1`` (``[0]`` the start position, ``[i]`` the position after move
-      ``i``).
-
-    Raises:
-      SGFError: naming the file, the move number, the vertex and why, for an illegal move
-        (occupied, suicide, ko / superko, the game already over), a move out of turn, or
-        a setup chain without liberties.
+    ``state`` is the ``GoState`` after the last move, or with ``all_states`` one of numpy arrays
+    with leading axis ``len(record.moves) + 1`` (``[i]``: after move ``i``). One jitted scan per
+    board size and rules. Play that goes on after two passes (a disputed result) is replayed as
+    recorded. ``SGFError`` names the file, move number, vertex and why for an illegal move
+    (occupied, suicide, ko / superko, the game over), a move out of turn, or a bad setup.
     """
     name = record.name
     if game is None:
@@ -409,8 +372,7 @@ def dump(record: GameRecord) -> bytes:
 
 
 def save(record: GameRecord, path) -> None:
-    """Write ``dump(record)`` to ``path``, atomically: a process killed while writing leaves
-    either the whole record or none (the text goes to a temporary file first, then is renamed)."""
+    """Write ``dump(record)`` to ``path``, atomically (``files.write_atomic``)."""
     write_atomic(path, dump(record))
 
 
@@ -437,10 +399,8 @@ def record_from_moves(
     black_name: str | None = None,
     white_name: str | None = None,
 ) -> GameRecord:
-    """A record of ``actions`` (ints in ``[0, game.num_actions)``) played from the empty board.
-
-    Colours alternate from black. The moves are not checked: ``replay`` does that.
-    """
+    """A record of ``actions`` (in ``[0, game.num_actions)``) from the empty board, colours
+    alternating from black; legality is ``replay``'s to check."""
     moves = tuple((BLACK if i % 2 == 0 else WHITE, int(a)) for i, a in enumerate(actions))
     for i, (_, a) in enumerate(moves):
         if not 0 <= a < game.num_actions:
@@ -461,13 +421,9 @@ def _suffix(name: str) -> str:
 
 
 def iter_records(sources) -> Iterator[tuple[str, bytes | None, str | None]]:
-    """``(name, SGF bytes, None)`` for every SGF record in ``sources``, one at a time, in order.
-
-    ``sources``: paths of directories (searched recursively, sorted), ``.sgf`` files, and
-    archives (``.zip``, and ``.tar``, ``.tar.gz``, ``.tgz``, ``.tar.bz2`` as KGS archives come,
-    read as a stream). A record in an archive is named ``archive:member``. An unreadable file or
-    archive yields ``(name, None, reason)``.
-    """
+    """``(name, SGF bytes, None)`` for every record in ``sources`` in order: directories (recursive,
+    sorted), ``.sgf`` files and archives (``ARCHIVE_SUFFIXES``; a member is named
+    ``archive:member``); an unreadable file or archive yields ``(name, None, reason)``."""
     for source in sources:
         path = pathlib.Path(source)
         if path.is_dir():

@@ -1,14 +1,11 @@
 """Pictures for notebooks: boards, heatmaps over a board, input planes, search trees.
 
-- ``draw_board``: one Go-family board (or a Hex rhombus) with stones, the last move, an optional
-  heatmap (e.g. a policy) and text labels on points; ``draw_boards``: a grid of them.
-- ``draw_planes``: input planes ``[size, size, C]`` as a grid of small images, named.
-- ``draw_tree``: one game's ``search.SearchTree`` as a tree: visits, Q and the principal
-  variation (the most visited path); ``principal_variation`` gives that path.
-
-matplotlib only. A function given ``ax`` draws into it; without one it makes its own figure with
-pyplot (so that a notebook shows it). Boards are flat arrays ``[size * size]`` (or ``[size,
-size]``): +1 black, -1 white, 0 empty, row 0 the top edge, as in ``Game``.
+``draw_board`` draws a Go-family board or a Hex rhombus with stones, the last move, an optional
+heatmap (e.g. a policy) and labels; ``draw_boards`` a grid of them; ``draw_planes`` input planes
+``[size, size, C]``; ``draw_tree`` the most visited part of a ``search.SearchTree`` and
+``principal_variation`` its most visited path. Boards are flat ``[size * size]`` (or ``[size,
+size]``) arrays, +1 black, -1 white, 0 empty, row 0 the top edge. matplotlib only: given ``ax``
+a function draws into it, else it makes its own pyplot figure.
 
 Layer: reads arrays only (game states, search trees); imports ``games.grid`` for vertex names.
 """
@@ -70,10 +67,6 @@ def draw_board(board, size: int | None = None, *, ax=None, last_move: int | None
       coords: GTP coordinates (A.., rows from ``size`` at the top) around a Go board.
       cmap, heat_range: the heatmap's colour map and ``(vmin, vmax)`` (default its min and max).
     """
-    import matplotlib.patches as patches
-    from matplotlib import colormaps, patheffects
-    from matplotlib.colors import Normalize
-
     b, size = _board(board, size)
     n = size * size
     ax = _axes(ax, (0.63 * size + 1.2, 0.37 * size + 1.2) if hex else (0.42 * size + 1.2,) * 2)
@@ -85,67 +78,101 @@ def draw_board(board, size: int | None = None, *, ax=None, last_move: int | None
 
     fills = [None] * n  # the heatmap's colour per point
     if heat is not None:
-        h = np.asarray(heat, np.float64).reshape(-1)
-        if h.size == n + 1:
-            note = f"pass {h[n]:.2f}"
+        fills, note = _heat_fills(heat, n, cmap, heat_range)
+        if note:
             ax.set_title(f"{title}\n{note}" if title else note, fontsize="medium")
-        h = h[:n]
-        finite = h[np.isfinite(h)]
-        lo, hi = heat_range or ((finite.min(), finite.max()) if finite.size else (0.0, 1.0))
-        norm, cm = Normalize(lo, hi if hi > lo else lo + 1e-9), colormaps[cmap]
-        fills = [cm(norm(v)) if np.isfinite(v) else None for v in h]
-
     if hex:
-        radius = 1 / math.sqrt(3)
-        for p in range(n):
-            ax.add_patch(patches.RegularPolygon(xy(p, size), 6, radius=radius, facecolor=fills[p] or BOARD_COLOUR,
-                                                edgecolor="#7a5c2e", lw=0.8))
-        # The players' edges: black top and bottom, white left and right.
-        for p0, p1, dx, dy, colour in ((0, size - 1, 0, 0.6, "black"), (n - size, n - 1, 0, -0.6, "black"),
-                                       (0, n - size, -0.65, 0, "white"), (size - 1, n - 1, 0.65, 0, "white")):
-            (x0, y0), (x1, y1) = xy(p0, size), xy(p1, size)
-            ax.plot([x0 + dx, x1 + dx], [y0 + dy, y1 + dy], color=colour, lw=3, solid_capstyle="round",
-                    path_effects=[patheffects.withStroke(linewidth=4.5, foreground="black")])
-        ax.set_xlim(-1.2, size - 1 + 0.5 * (size - 1) + 1.2)
-        ax.set_ylim(-(size - 1) * math.sqrt(3) / 2 - 1.2, 1.2)
+        _draw_hex_cells(ax, size, fills)
     else:
-        margin = 1.3 if coords else 0.7
-        ax.add_patch(patches.Rectangle((-margin, -margin), size - 1 + 2 * margin, size - 1 + 2 * margin,
-                                       facecolor=BOARD_COLOUR, lw=0))
-        for p in range(n):
-            if fills[p] is not None:
-                x, y = xy(p, size)
-                ax.add_patch(patches.Rectangle((x - 0.5, y - 0.5), 1, 1, facecolor=fills[p], lw=0))
-        for i in range(size):
-            ax.plot([0, size - 1], [i, i], color="black", lw=0.6, zorder=1)
-            ax.plot([i, i], [0, size - 1], color="black", lw=0.6, zorder=1)
-        for r in _STAR_POINTS.get(size, ()):
-            for c in _STAR_POINTS[size]:
-                ax.plot(c, size - 1 - r, "o", color="black", ms=3, zorder=1)
-        if coords:
-            for i in range(size):
-                for x, y, text in ((i, -0.95, grid.GTP_COLUMNS[i]), (-0.95, i, str(i + 1))):
-                    ax.text(x, y, text, ha="center", va="center", fontsize="x-small")
-        ax.set_xlim(-1.3, size + 0.3)
-        ax.set_ylim(-1.3, size + 0.3)
-
+        _draw_go_grid(ax, size, fills, coords)
     stone_r = 0.47 if not hex else 0.4
+    _draw_stones(ax, b, size, xy, stone_r, last_move)
+    if labels is not None:
+        _draw_labels(ax, b, size, xy, labels, fills)
+    return ax
+
+
+def _heat_fills(heat, n: int, cmap: str, heat_range):
+    """(colour or None per point, the pass entry's note or None) of a heatmap over ``n`` points."""
+    from matplotlib import colormaps
+    from matplotlib.colors import Normalize
+
+    h = np.asarray(heat, np.float64).reshape(-1)
+    note = f"pass {h[n]:.2f}" if h.size == n + 1 else None
+    h = h[:n]
+    finite = h[np.isfinite(h)]
+    lo, hi = heat_range or ((finite.min(), finite.max()) if finite.size else (0.0, 1.0))
+    norm, cm = Normalize(lo, hi if hi > lo else lo + 1e-9), colormaps[cmap]
+    return [cm(norm(v)) if np.isfinite(v) else None for v in h], note
+
+
+def _draw_hex_cells(ax, size: int, fills) -> None:
+    """The Hex rhombus's cells (shaded by ``fills``) and the players' edges."""
+    import matplotlib.patches as patches
+    from matplotlib import patheffects
+
+    n = size * size
+    radius = 1 / math.sqrt(3)
+    for p in range(n):
+        ax.add_patch(patches.RegularPolygon(_hex_xy(p, size), 6, radius=radius, facecolor=fills[p] or BOARD_COLOUR,
+                                            edgecolor="#7a5c2e", lw=0.8))
+    # The players' edges: black top and bottom, white left and right.
+    for p0, p1, dx, dy, colour in ((0, size - 1, 0, 0.6, "black"), (n - size, n - 1, 0, -0.6, "black"),
+                                   (0, n - size, -0.65, 0, "white"), (size - 1, n - 1, 0.65, 0, "white")):
+        (x0, y0), (x1, y1) = _hex_xy(p0, size), _hex_xy(p1, size)
+        ax.plot([x0 + dx, x1 + dx], [y0 + dy, y1 + dy], color=colour, lw=3, solid_capstyle="round",
+                path_effects=[patheffects.withStroke(linewidth=4.5, foreground="black")])
+    ax.set_xlim(-1.2, size - 1 + 0.5 * (size - 1) + 1.2)
+    ax.set_ylim(-(size - 1) * math.sqrt(3) / 2 - 1.2, 1.2)
+
+
+def _draw_go_grid(ax, size: int, fills, coords: bool) -> None:
+    """A Go board: wood, heatmap squares (``fills``), lines, star points and GTP coordinates."""
+    import matplotlib.patches as patches
+
+    margin = 1.3 if coords else 0.7
+    ax.add_patch(patches.Rectangle((-margin, -margin), size - 1 + 2 * margin, size - 1 + 2 * margin,
+                                   facecolor=BOARD_COLOUR, lw=0))
+    for p in range(size * size):
+        if fills[p] is not None:
+            x, y = _go_xy(p, size)
+            ax.add_patch(patches.Rectangle((x - 0.5, y - 0.5), 1, 1, facecolor=fills[p], lw=0))
+    for i in range(size):
+        ax.plot([0, size - 1], [i, i], color="black", lw=0.6, zorder=1)
+        ax.plot([i, i], [0, size - 1], color="black", lw=0.6, zorder=1)
+    for r in _STAR_POINTS.get(size, ()):
+        for c in _STAR_POINTS[size]:
+            ax.plot(c, size - 1 - r, "o", color="black", ms=3, zorder=1)
+    if coords:
+        for i in range(size):
+            for x, y, text in ((i, -0.95, grid.GTP_COLUMNS[i]), (-0.95, i, str(i + 1))):
+                ax.text(x, y, text, ha="center", va="center", fontsize="x-small")
+    ax.set_xlim(-1.3, size + 0.3)
+    ax.set_ylim(-1.3, size + 0.3)
+
+
+def _draw_stones(ax, b, size: int, xy, stone_r: float, last_move: int | None) -> None:
+    """The stones of ``b`` (int[N]) and a ring on the last move (if on the board)."""
+    import matplotlib.patches as patches
+
     for p in np.flatnonzero(b):
         face, edge = ("black", "black") if b[p] > 0 else ("white", "#333333")
         ax.add_patch(patches.Circle(xy(p, size), stone_r, facecolor=face, edgecolor=edge, lw=0.8, zorder=2))
-    if last_move is not None and 0 <= last_move < n:
+    if last_move is not None and 0 <= last_move < size * size:
         mark = "white" if b[last_move] > 0 else ("black" if b[last_move] < 0 else "red")
         ax.add_patch(patches.Circle(xy(last_move, size), stone_r * 0.45, facecolor="none", edgecolor=mark,
                                     lw=1.5, zorder=3))
-    if labels is not None:
-        items = labels.items() if isinstance(labels, Mapping) else enumerate(labels)
-        for p, text in items:
-            if text:
-                under = fills[p] if b[p] == 0 else None
-                dark = b[p] > 0 or (under is not None and 0.299 * under[0] + 0.587 * under[1] + 0.114 * under[2] < 0.5)
-                ax.text(*xy(p, size), text, ha="center", va="center", fontsize="x-small", zorder=4,
-                        color="white" if dark else "black")
-    return ax
+
+
+def _draw_labels(ax, b, size: int, xy, labels, fills) -> None:
+    """Text on points, white on black stones and dark heatmap colours, black elsewhere."""
+    items = labels.items() if isinstance(labels, Mapping) else enumerate(labels)
+    for p, text in items:
+        if text:
+            under = fills[p] if b[p] == 0 else None
+            dark = b[p] > 0 or (under is not None and 0.299 * under[0] + 0.587 * under[1] + 0.114 * under[2] < 0.5)
+            ax.text(*xy(p, size), text, ha="center", va="center", fontsize="x-small", zorder=4,
+                    color="white" if dark else "black")
 
 
 def draw_boards(boards, size: int | None = None, *, titles: Sequence[str] | None = None, cols: int = 4,
@@ -206,8 +233,8 @@ def _tree_arrays(tree, game: int):
 
 
 def principal_variation(tree, game: int = 0, first: int | None = None) -> list[int]:
-    """The actions of the most visited path from the root of game ``game`` of a ``SearchTree``
-    (starting with ``first``, e.g. the move chosen, when given)."""
+    """The actions of the most visited path from the root of game ``game`` of a ``SearchTree``,
+    starting with ``first`` when given."""
     children, visits, _, _ = _tree_arrays(tree, game)
     node, path = 0, []
     while True:
@@ -226,20 +253,14 @@ def principal_variation(tree, game: int = 0, first: int | None = None) -> list[i
 def draw_tree(tree, game: int = 0, *, size: int | None = None, max_depth: int = 3,
               max_children: int | Sequence[int] = 3, min_visits: int = 1, chosen: int | None = None, ax=None,
               title: str | None = None):
-    """Draw the most visited part of one game's search tree, root on the left; returns the axes.
+    """Draw the most visited part of game ``game`` of a batched ``search.SearchTree``, root on the
+    left; returns the axes.
 
-    Each node is a move, its circle's area proportional to its visits and its colour the Q
-    of the move for the player who made it (red -1 .. green +1); its label gives the move, N
-    and Q (V, the root's value for its player to move, at the root). The principal variation
-    (starting with ``chosen``, the move played, when given) is drawn in bold.
-
-    Args:
-      tree: a batched ``search.SearchTree`` (e.g. from ``TreeSearch.run``).
-      size: the board side, to name moves as vertices (default: from the number of actions,
-        ``S * S + 1``).
-      max_depth: moves below the root drawn.
-      max_children: the most visited children drawn per node (with at least ``min_visits``):
-        one number, or one per depth (``(5, 3, 2)``).
+    A node's area is its visits, its colour the Q of its move for the mover (red -1 .. green +1),
+    its label the move, N and Q (the root: V); the principal variation (from ``chosen``, the move
+    played, when given) is bold. ``size`` names moves as vertices (default: from the actions);
+    ``max_depth`` moves are drawn below the root, at most ``max_children`` per node (one number
+    or one per depth) with at least ``min_visits`` each.
     """
     from matplotlib import colormaps
     from matplotlib.colors import Normalize

@@ -47,7 +47,7 @@ def bench(config: zero.ZeroConfig, repeats: int, steps: int) -> dict:
     steps/s (``steps`` steps after a warm-up one)."""
     programs = zero.build(config)
     state = programs.init(jax.random.PRNGKey(config.seed))
-    variables, sp, buffer = state["train"].variables, state["selfplay"], state["replay"]
+    variables, sp, buffer = state.train.variables, state.selfplay, state.replay
     key = jax.random.PRNGKey(1)
     times = []
     for i in range(repeats + 1):
@@ -58,7 +58,7 @@ def bench(config: zero.ZeroConfig, repeats: int, steps: int) -> dict:
         times.append(time.perf_counter() - t0)
     compile_s = times[0]
     selfplay_s = float(np.median(times[1:]))
-    train_state = state["train"]
+    train_state = state.train
     train_state, _ = zero.train_iteration(programs, train_state, buffer, key, 1)  # compile, warm up
     jax.block_until_ready(train_state)
     t0 = time.perf_counter()

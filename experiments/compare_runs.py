@@ -23,6 +23,7 @@ import numpy as np
 
 from alphago_jax import zero
 from alphago_jax.train.checkpoint import Checkpointer
+from alphago_jax.train.jobs import checkpoint_dir
 from alphago_jax.train.metrics import read_metrics
 
 LOSSES = ("loss", "policy_loss", "value_loss")
@@ -30,7 +31,7 @@ LOSSES = ("loss", "policy_loss", "value_loss")
 
 def wall_seconds(run: pathlib.Path) -> float | None:
     """The run's wall time from its latest checkpoint's metadata, None where it is not recorded."""
-    ckpt = Checkpointer(zero.checkpoint_dir(run), kind=zero.KIND, read_only=True)
+    ckpt = Checkpointer(checkpoint_dir(run), kind=zero.KIND, read_only=True)
     if ckpt.latest_step() is None:
         return None
     seconds = ckpt.metadata().get("elapsed_s")

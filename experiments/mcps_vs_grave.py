@@ -1,4 +1,4 @@
-"""MCPS against GRAVE, the design of Cazenave's MCPS paper (seed 002), as batched games.
+"""MCPS against GRAVE, the design of Cazenave's MCPS paper (arXiv:2510.06381, 2025), as batched games.
 
 Per cell (game x board size x budget): N games, MCPS black in the first half and white in the
 second. All N games advance in lockstep, one ply at a time: at each ply MCPS searches the N/2
@@ -54,7 +54,7 @@ from tqdm import tqdm
 from alphago_jax.search.grave import GraveConfig, GraveSearch
 from alphago_jax.search.time_control import search_for
 from alphago_jax.train.evaluation import MatchResult
-from alphago_jax.train.learner import data_mesh, to_devices
+from alphago_jax.train.mesh import data_mesh, to_devices
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # sibling modules, however run
 from bench_grave_mcps import make_game  # noqa: E402

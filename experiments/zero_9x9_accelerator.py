@@ -33,9 +33,8 @@ import numpy as np
 
 from alphago_jax import zero
 from alphago_jax.nets.saved import load_network, network_config, save_network
-from alphago_jax.train import learner
 from alphago_jax.zero import warm_start
-from alphago_jax.train.learner import OptimizerConfig
+from alphago_jax.train.optimizer import OptimizerConfig, init_train_state
 from alphago_jax.train.metrics import RunLogger
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # sibling modules, however run
@@ -119,8 +118,8 @@ def main(argv=None) -> None:
     programs = zero.build(config)
     state = programs.init(jax.random.PRNGKey(config.seed))
     if variables is not None:
-        fresh = learner.init_train_state(variables, opt)
-        state = {**state, "train": jax.device_put(fresh, jax.tree_util.tree_map(lambda x: x.sharding, state["train"]))}
+        fresh = init_train_state(variables, opt)
+        state = state.replace(train=jax.device_put(fresh, jax.tree_util.tree_map(lambda x: x.sharding, state.train)))
     print(f"programs built in {time.perf_counter() - t0:.1f} s", flush=True)
     logger = RunLogger(out / "metrics.csv")
     totals = {"games": 0, "positions": 0, "selfplay_s": 0.0, "train_s": 0.0, "iterations": 0}
@@ -128,21 +127,21 @@ def main(argv=None) -> None:
     iteration = 0
 
     def export(name):
-        steps = int(state["train"].step)
+        steps = int(state.train.step)
         info = {"iteration": iteration, "train_steps": steps, "config": config.to_dict(),
                 "command": "python " + " ".join(sys.argv),
                 "chain": chain + [{"step": "self-play", **totals, "train_steps": steps,
                                    "seconds": round(time.perf_counter() - started, 1)}]}
-        return _save(out / name, state["train"].variables, config, info)
+        return _save(out / name, state.train.variables, config, info)
 
     while True:
         iteration += 1
         t_it = time.perf_counter()
-        key, k_sp, k_train, _ = programs.split(state["key"])
-        sp, buffer, stats = programs.selfplay(state["train"].variables, state["selfplay"], state["replay"], k_sp)
+        key, k_sp, k_train, _ = programs.split(state.key)
+        sp, buffer, stats = programs.selfplay(state.train.variables, state.selfplay, state.replay, k_sp)
         stats = dict(zip(zero.STAT_NAMES, zero.to_host(stats).sum(axis=1).tolist()))
         size = int(np.asarray(buffer.size).sum())
-        state = {**state, "selfplay": sp, "replay": buffer, "key": key}
+        state = state.replace(selfplay=sp, replay=buffer, key=key)
         t_sp = time.perf_counter() - t_it
         row = {"selfplay_s": t_sp, "games": stats["games"], "positions": stats["positions"], "replay_size": size,
                "selfplay_positions_per_s": config.selfplay_batch * config.selfplay_moves / t_sp,
@@ -150,12 +149,12 @@ def main(argv=None) -> None:
                "black_win_rate": stats["black_wins"] / max(stats["games"], 1)}
         t1 = time.perf_counter()
         if size >= config.min_replay:
-            train_state, metrics = zero.train_iteration(programs, state["train"], state["replay"], k_train,
+            train_state, metrics = zero.train_iteration(programs, state.train, state.replay, k_train,
                                                         config.train_steps)
-            state = {**state, "train": train_state}
+            state = state.replace(train=train_state)
             row.update({k: float(np.mean(v)) for k, v in metrics.items()})
         row["train_s"] = time.perf_counter() - t1
-        row["train_step"] = int(state["train"].step)
+        row["train_step"] = int(state.train.step)
         for k in ("games", "positions"):
             totals[k] += stats[k]
         totals["selfplay_s"] += t_sp
@@ -178,7 +177,7 @@ def main(argv=None) -> None:
         if final:
             break
     logger.close()
-    summary = {**totals, "train_steps": int(state["train"].step), "seconds": round(time.perf_counter() - started, 1), "device": device}
+    summary = {**totals, "train_steps": int(state.train.step), "seconds": round(time.perf_counter() - started, 1), "device": device}
     (out / "summary.json").write_text(json.dumps({"chain": chain, "summary": summary}, indent=1))
     print("summary:", json.dumps(summary), flush=True)
     print(f"networks, metrics.csv and summary.json: {out}")

@@ -31,7 +31,7 @@ from alphago_jax.alphago.dataset import FIELDS, build_dataset, game_positions, i
 from alphago_jax.games.base import BLACK, WHITE
 from alphago_jax.nets.rollout import RolloutPolicy
 from alphago_jax.play.registry import make_player
-from alphago_jax.train import Checkpointer, CheckpointError, learner
+from alphago_jax.train import Checkpointer, CheckpointError, TrainState, make_optimizer
 from alphago_jax.train.metrics import read_metrics
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -295,7 +295,7 @@ def test_reinforce_step_follows_the_outcome(sl_run):
     games = programs.play(sl.params, sl.params, jax.random.PRNGKey(0))
     valid = np.asarray(games.valid)
     assert valid.sum() > 0 and np.all(np.asarray(games.actions)[valid] <= SIZE * SIZE)
-    fresh = learner.TrainState(sl.params, {}, learner.make_optimizer(config.optimizer).init(sl.params), jnp.int32(0))
+    fresh = TrainState(sl.params, {}, make_optimizer(config.optimizer).init(sl.params), jnp.int32(0))
 
     def log_likelihood(params):
         planes = np.asarray(games.planes)[valid].astype(np.float32)

@@ -12,9 +12,9 @@ import time
 import numpy as np
 import pytest
 
-from alphago_jax import __version__, sgf
+from alphago_jax import __version__, cli, sgf
 from alphago_jax.games.base import BLACK, WHITE
-from alphago_jax.play import arena, commands
+from alphago_jax.play import arena
 from alphago_jax.play.arena import play_one_game, run_match
 from alphago_jax.play.players import RESIGN, Decision, LocalPlayer, RandomPlayer
 from alphago_jax.play.search_player import mcts_player
@@ -57,7 +57,7 @@ def test_this_engine_over_gtp_against_gnugo(gnugo_path, monkeypatch):
     """The ``gtp`` command as an external engine: a GTP client drives it through a whole game."""
     for key, value in child_env().items():  # the engine process shares the tests' compilation cache
         monkeypatch.setenv(key, value)
-    command = f"{shlex.quote(sys.executable)} -m alphago_jax.play.commands gtp --player random:seed=5 --size 9"
+    command = f"{shlex.quote(sys.executable)} -m alphago_jax.cli gtp --player random:seed=5 --size 9"
     with make_player(command) as ours, make_player(f"{gnugo_path} --mode gtp --level 1") as gnugo:
         assert ours.name == f"alphago-jax {__version__}" and ours.can_cleanup
         pos, game = play_one_game(gnugo, ours, 9, 7.5)
@@ -145,20 +145,20 @@ def test_a_timed_game_prepares_both_players_before_the_first_move():
 
 def test_arena_command_line(tmp_path, capsys):
     out = tmp_path / "match"
-    assert commands.main(["arena", "random:seed=1", "random:seed=2", "--games", "2", "--size", "9",
-                          "--out", str(out), "--no-progress"]) == 0
+    assert cli.main(["arena", "random:seed=1", "random:seed=2", "--games", "2", "--size", "9",
+                     "--out", str(out), "--no-progress"]) == 0
     text = capsys.readouterr().out
     assert "| random (1) | random (2) | 2 |" in text and "game 2: random (2) (B) vs random (1) (W)" in text
     assert "Simulations per move" not in text  # neither player searches
     assert sorted(p.name for p in out.iterdir()) == ["game-001.sgf", "game-002.sgf", "results.md"]
-    assert commands.main(["arena", "random", "nosuch"]) == 2
+    assert cli.main(["arena", "random", "nosuch"]) == 2
     assert "unknown player 'nosuch'" in capsys.readouterr().err
 
 
 def test_arena_in_parallel_processes(tmp_path, capsys):
     out = tmp_path / "match"
-    assert commands.main(["arena", "random:seed=1", "random:seed=2", "--games", "4", "--size", "5",
-                          "--parallel", "2", "--out", str(out), "--no-progress"]) == 0
+    assert cli.main(["arena", "random:seed=1", "random:seed=2", "--games", "4", "--size", "5",
+                     "--parallel", "2", "--out", str(out), "--no-progress"]) == 0
     text = capsys.readouterr().out
     assert "| random (1) | random (2) | 4 |" in text
     assert sorted(p.name for p in out.iterdir()) == [f"game-00{i}.sgf" for i in range(1, 5)] + ["results.md"]
@@ -195,7 +195,7 @@ def _children(pid: int) -> list[int]:
 @pytest.mark.skipif(not pathlib.Path("/proc/self/stat").exists(), reason="needs Linux /proc to find child processes")
 def test_a_terminated_parallel_match_stops_its_workers(tmp_path):
     out = tmp_path / "match"
-    command = [sys.executable, "-m", "alphago_jax.play.commands", "arena", "random:seed=1", "random:seed=2",
+    command = [sys.executable, "-m", "alphago_jax.cli", "arena", "random:seed=1", "random:seed=2",
                "--games", "100000", "--size", "5", "--parallel", "2", "--out", str(out), "--no-progress"]
     proc = subprocess.Popen(command, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

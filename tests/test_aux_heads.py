@@ -34,8 +34,8 @@ from alphago_jax.games.base import BLACK, WHITE
 from alphago_jax.nets.saved import SWITCHES, load_network, network_config, save_network
 from alphago_jax.playout import sample_legal
 from alphago_jax.search import SearchOutput
-from alphago_jax.train import learner, replay
-from alphago_jax.zero import selfplay
+from alphago_jax.train import optimizer, replay
+from alphago_jax.zero import learner, selfplay
 
 SMOKE = zero.PRESETS["smoke"]
 SIZE, N, A = 5, 25, 26
@@ -164,19 +164,17 @@ def test_augmentation_maps_ownership_by_the_planes_symmetry():
     policy[np.arange(batch), np.argmax(board == BLACK, axis=1)] = 1.0
     examples = replay.Examples(jnp.asarray(planes), jnp.asarray(policy), jnp.zeros(batch), ownership=jnp.asarray(board),
                                score=jnp.arange(batch, dtype=jnp.float32))
-    for batch_of in (lambda e: e, dataclasses.asdict):
-        out = jax.jit(learner.augment_batch)(jax.random.PRNGKey(5), batch_of(examples))
-        get = (lambda k: out[k]) if isinstance(out, dict) else functools.partial(getattr, out)
-        chex.assert_type(get("ownership"), jnp.int8)
-        mapped_planes = np.asarray(get("planes"))
-        from_planes = (mapped_planes[..., 0].astype(np.int8) - mapped_planes[..., 1]).reshape(batch, N)
-        np.testing.assert_array_equal(np.asarray(get("ownership")), from_planes)
-        assert not np.array_equal(np.asarray(get("ownership")), board)  # some symmetry moved something
-        # The policy's one-hot point moved with the board: it still sits on the same owner.
-        before = board[np.arange(batch), np.argmax(policy, axis=1)]
-        after = np.asarray(get("ownership"))[np.arange(batch), np.argmax(np.asarray(get("policy")), axis=1)]
-        np.testing.assert_array_equal(after, before)
-        np.testing.assert_array_equal(np.asarray(get("score")), np.arange(batch))  # scalars stay
+    out = jax.jit(learner.augment_batch)(jax.random.PRNGKey(5), examples)
+    chex.assert_type(out.ownership, jnp.int8)
+    mapped_planes = np.asarray(out.planes)
+    from_planes = (mapped_planes[..., 0].astype(np.int8) - mapped_planes[..., 1]).reshape(batch, N)
+    np.testing.assert_array_equal(np.asarray(out.ownership), from_planes)
+    assert not np.array_equal(np.asarray(out.ownership), board)  # some symmetry moved something
+    # The policy's one-hot point moved with the board: it still sits on the same owner.
+    before = board[np.arange(batch), np.argmax(policy, axis=1)]
+    after = np.asarray(out.ownership)[np.arange(batch), np.argmax(np.asarray(out.policy), axis=1)]
+    np.testing.assert_array_equal(after, before)
+    np.testing.assert_array_equal(np.asarray(out.score), np.arange(batch))  # scalars stay
 
 
 # ---------------------------------------------------------------------------------- network
@@ -225,25 +223,25 @@ def test_global_pool_blocks():
 def test_loss_adds_the_heads_terms():
     net = nets.DualResNet(blocks=1, filters=8, value_hidden=8, ownership=True, score=True)
     variables = nets.init_variables(net, jax.random.PRNGKey(0), SIZE)
-    opt = learner.OptimizerConfig(kind="adamw", learning_rate=1e-3)
-    state = learner.init_train_state(variables, opt)
+    opt = optimizer.OptimizerConfig(kind="adamw", learning_rate=1e-3)
+    state = optimizer.init_train_state(variables, opt)
     rng = np.random.default_rng(1)
-    batch = {"planes": jnp.asarray(rng.integers(0, 2, (4, SIZE, SIZE, 17)), jnp.uint8),
-             "policy": jnp.full((4, A), 1.0 / A), "value": jnp.asarray([1.0, -1.0, 0.0, 1.0]),
-             "ownership": jnp.asarray(rng.integers(-1, 2, (4, N)), jnp.int8),
-             "score": jnp.asarray([3.5, -2.5, 0.5, 9.5])}
+    batch = replay.Examples(planes=jnp.asarray(rng.integers(0, 2, (4, SIZE, SIZE, 17)), jnp.uint8),
+                            policy=jnp.full((4, A), 1.0 / A), value=jnp.asarray([1.0, -1.0, 0.0, 1.0]),
+                            ownership=jnp.asarray(rng.integers(-1, 2, (4, N)), jnp.int8),
+                            score=jnp.asarray([3.5, -2.5, 0.5, 9.5]))
     step = functools.partial(learner.train_step, net=net, config=opt)
     _, metrics = step(state, batch, ownership_weight=1.5, score_weight=0.5)
-    out = net.apply(variables, batch["planes"].astype(jnp.float32), train=True, mutable=["batch_stats"])[0]
-    own = float(jnp.mean(jnp.square(batch["ownership"] - out.ownership)))
-    err = jnp.abs(out.score - batch["score"])
+    out = net.apply(variables, batch.planes.astype(jnp.float32), train=True, mutable=["batch_stats"])[0]
+    own = float(jnp.mean(jnp.square(batch.ownership - out.ownership)))
+    err = jnp.abs(out.score - batch.score)
     sc = float(jnp.mean(jnp.where(err <= 1, 0.5 * err ** 2, err - 0.5)))
     assert float(metrics["ownership_loss"]) == pytest.approx(own, rel=1e-5)
     assert float(metrics["score_loss"]) == pytest.approx(sc, rel=1e-5)
     base = float(metrics["policy_loss"] + metrics["value_loss"] + metrics["l2"])
     assert float(metrics["loss"]) == pytest.approx(base + 1.5 * own + 0.5 * sc, rel=1e-5)
     # Without targets (records for a warm start) a head is left out at weight 0, refused above.
-    plain = {k: batch[k] for k in ("planes", "policy", "value")}
+    plain = dataclasses.replace(batch, ownership=None, score=None)
     assert "ownership_loss" not in step(state, plain)[1]
     with pytest.raises(ValueError, match="ownership_weight"):
         step(state, plain, ownership_weight=1.0)

@@ -179,9 +179,9 @@ def test_config_fields_are_validated():
     # Evaluation-only settings: a resumed run may change them.
     assert zero.config.config_differences(SMOKE, config) == []
     said = []
-    assert zero.loop._gnugo_binary(SMOKE, said.append) is None and said == []  # off: nothing to say
+    assert zero.evaluate.gnugo_binary(SMOKE, said.append) is None and said == []  # off: nothing to say
     missing = dataclasses.replace(SMOKE, gnugo_level=0, gnugo_path="/nonexistent/gnugo")
-    assert zero.loop._gnugo_binary(missing, said.append) is None
+    assert zero.evaluate.gnugo_binary(missing, said.append) is None
     assert len(said) == 1 and "/nonexistent/gnugo" in said[0]
     assert "win_gnugo" in zero.PLOT_PANELS[1] and "elo_gnugo" in zero.PLOT_PANELS[2]
 

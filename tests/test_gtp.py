@@ -15,11 +15,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from alphago_jax import __version__, sgf
+from alphago_jax import __version__, cli, sgf
 from alphago_jax.games import grid
 from alphago_jax.games.base import BLACK, WHITE
-from alphago_jax.play import commands
-from alphago_jax.play.gtp import GTPEngine, preprocess, serve
+from alphago_jax.play.gtp import preprocess, serve
+from alphago_jax.play.gtp_commands import GTPEngine
 from alphago_jax.play.players import RandomPlayer
 from alphago_jax.play.search_player import mcts_player
 from kata_output import parse_kata
@@ -522,8 +522,8 @@ def test_serve_reads_bytes_and_stops_at_the_end_of_input(random_engine):
 
 def test_gtp_command_line(monkeypatch, capsys):
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"boardsize 9\nname\nplay b E5\ngenmove w\nquit\n")))
-    assert commands.main(["gtp", "--player", "random", "--size", "9"]) == 0
+    assert cli.main(["gtp", "--player", "random", "--size", "9"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("=\n\n= alphago-jax\n\n=\n\n= ") and out.endswith("\n\n=\n\n")
-    assert commands.main(["gtp", "--player", "nosuch"]) == 2
+    assert cli.main(["gtp", "--player", "nosuch"]) == 2
     assert "unknown player 'nosuch'" in capsys.readouterr().err

@@ -141,7 +141,7 @@ def _arena_games(out: pathlib.Path) -> list[pathlib.Path]:
 
 
 def _printsgf_games(out: pathlib.Path) -> list[pathlib.Path]:
-    from alphago_jax.play.gtp import GTPEngine
+    from alphago_jax.play.gtp_commands import GTPEngine
     from alphago_jax.play.players import RandomPlayer
 
     e = GTPEngine(RandomPlayer(seed=0), size=7)
@@ -180,7 +180,7 @@ def _zero_sample(out: pathlib.Path) -> list[pathlib.Path]:
     match = types.SimpleNamespace(moves=np.asarray([[n // 2, 0, n, 1, n, n, -1, -1]], np.int32),
                                   scores=np.asarray([-3.5], np.float32))
     path = out / "sample.sgf"
-    zero.loop._write_sample(path, config, match, 7, f"pure MCTS, {config.baseline_simulations} playouts")
+    zero.evaluate.write_sample(path, config, match, 7, f"pure MCTS, {config.baseline_simulations} playouts")
     return [path]
 
 

@@ -3,7 +3,7 @@
 Every module of ``alphago_jax`` is parsed with ``ast`` (nothing is imported, so this test needs no
 JAX); every ``import`` and ``from ... import`` counts, relative ones and those inside functions
 or ``TYPE_CHECKING`` blocks too. An import names the deepest module it reaches:
-``from alphago_jax.train import learner`` is an import of ``alphago_jax.train.learner``,
+``from alphago_jax.train import optimizer`` is an import of ``alphago_jax.train.optimizer``,
 ``from alphago_jax.train import Checkpointer`` one of the package ``alphago_jax.train``. The
 parent packages that Python runs on the way are not counted.
 
@@ -21,8 +21,8 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "alphago_jax"
 
 LAYERS: tuple[dict[str, tuple[str, ...]], ...] = (
     # Nothing of the package's own: atomic writes, the compilation cache's settings, the pipe to
-    # external GTP engines (used by both training and play).
-    {"base": ("alphago_jax.files", "alphago_jax.compile_cache", "alphago_jax.gtp_client")},
+    # external GTP engines (used by both training and play), the config classes' checks.
+    {"base": ("alphago_jax.files", "alphago_jax.compile_cache", "alphago_jax.gtp_client", "alphago_jax.checks")},
     # The rules, and what needs nothing but the rules: SGF records, random playouts, pictures
     # of boards and trees (arrays in, matplotlib out).
     {"games": ("alphago_jax.games", "alphago_jax.sgf", "alphago_jax.playout", "alphago_jax.viz")},
@@ -106,9 +106,9 @@ def test_every_module_is_parsed_and_placed():
     assert len(prefixes) == len(set(prefixes)), "a prefix listed twice in LAYERS"
     edges = graph()
     # ``from package import module`` and an import inside a function (cli's subcommands) are seen.
-    assert "alphago_jax.train.learner" in {t for t, _ in edges["alphago_jax.alphago.supervised"]}
+    assert "alphago_jax.alphago.positions" in {t for t, _ in edges["alphago_jax.alphago.supervised"]}
     assert "alphago_jax.alphago.pipeline_commands" in {t for t, _ in edges["alphago_jax.cli"]}
-    assert place("alphago_jax.zero.loop") == place("alphago_jax.zero.selfplay") != place("alphago_jax.train.learner")
+    assert place("alphago_jax.zero.loop") == place("alphago_jax.zero.selfplay") != place("alphago_jax.train.optimizer")
     assert "alphago_jax.zero.config" in {t for t, _ in edges["alphago_jax.zero.loop"]}
 
 
@@ -116,12 +116,12 @@ def test_relative_and_nested_imports_are_resolved(tmp_path):
     source = tmp_path / "alphago_jax" / "play" / "example.py"
     source.parent.mkdir(parents=True)
     source.write_text("from . import players\nfrom ..search import tree\n"
-                      "def f():\n    from ..train.learner import TrainState\n    import alphago_jax.games.go\n")
+                      "def f():\n    from ..train.optimizer import TrainState\n    import alphago_jax.games.go\n")
     known = {"alphago_jax", "alphago_jax.play", "alphago_jax.play.players", "alphago_jax.search",
-             "alphago_jax.search.tree", "alphago_jax.train", "alphago_jax.train.learner", "alphago_jax.games",
+             "alphago_jax.search.tree", "alphago_jax.train", "alphago_jax.train.optimizer", "alphago_jax.games",
              "alphago_jax.games.go", "alphago_jax.play.example"}
     assert imports("alphago_jax.play.example", source, known) == [
-        ("alphago_jax.play.players", 1), ("alphago_jax.search.tree", 2), ("alphago_jax.train.learner", 4),
+        ("alphago_jax.play.players", 1), ("alphago_jax.search.tree", 2), ("alphago_jax.train.optimizer", 4),
         ("alphago_jax.games.go", 5)]
 
 

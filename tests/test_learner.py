@@ -15,7 +15,6 @@ import sys
 import textwrap
 
 import chex
-import flax.struct
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -23,8 +22,10 @@ import pytest
 
 from alphago_jax import nets
 from alphago_jax.features import symmetry
-from alphago_jax.train import learner
-from alphago_jax.train.learner import OptimizerConfig
+from alphago_jax.train import mesh, optimizer
+from alphago_jax.train.optimizer import OptimizerConfig
+from alphago_jax.train.replay import Examples
+from alphago_jax.zero import learner
 
 SIZE = 5
 PLANES = 17
@@ -32,7 +33,7 @@ ACTIONS = SIZE * SIZE + 1
 NET = nets.DualResNet(in_planes=PLANES, blocks=1, filters=8, value_hidden=8)
 
 
-def make_batch(seed: int, batch: int = 8) -> dict[str, np.ndarray]:
+def make_batch(seed: int, batch: int = 8) -> Examples:
     """Random binary planes, a random sparse visit distribution and +-1 outcomes."""
     rng = np.random.default_rng(seed)
     planes = (rng.random((batch, SIZE, SIZE, PLANES)) < 0.3).astype(np.float32)
@@ -40,15 +41,15 @@ def make_batch(seed: int, batch: int = 8) -> dict[str, np.ndarray]:
     visits[:, -1] += 0.05  # every row has some mass
     policy = (visits / visits.sum(axis=1, keepdims=True)).astype(np.float32)
     value = rng.choice([-1.0, 1.0], size=batch).astype(np.float32)
-    return {"planes": planes, "policy": policy, "value": value}
+    return Examples(planes=planes, policy=policy, value=value)
 
 
 # Jitted once: Flax's init run op by op costs seconds of dispatch and small compilations.
 init_variables = jax.jit(lambda key: nets.init_variables(NET, key, size=SIZE))
 
 
-def fresh_state(config: OptimizerConfig, seed: int = 0) -> learner.TrainState:
-    return learner.init_train_state(init_variables(jax.random.PRNGKey(seed)), config)
+def fresh_state(config: OptimizerConfig, seed: int = 0) -> optimizer.TrainState:
+    return optimizer.init_train_state(init_variables(jax.random.PRNGKey(seed)), config)
 
 
 def test_zero_loss_matches_hand_computation():
@@ -77,7 +78,7 @@ def test_zero_loss_matches_hand_computation():
     np.testing.assert_allclose(metrics["policy_entropy"], (math.log(3.0) + 1.5 * math.log(2.0)) / 2, rtol=1e-6)
 
     # Kernels only: the bias is not decayed. Value weight scales the value term only.
-    mask = learner.decay_mask(OptimizerConfig(decay_kernels_only=True), params)
+    mask = optimizer.decay_mask(OptimizerConfig(decay_kernels_only=True), params)
     assert mask == {"dense": {"kernel": True, "bias": False}}
     loss2, metrics2 = learner.zero_loss(logits, value, target, z, params=params, l2=0.1, l2_mask=mask,
                                         value_weight=0.01)
@@ -91,12 +92,12 @@ def test_train_step_reports_the_loss_of_the_network_by_hand():
     config = OptimizerConfig(kind="sgd", learning_rate=0.05, weight_decay=1e-3)
     state = fresh_state(config)
     batch = make_batch(1)
-    (logits, v), _ = NET.apply(state.variables, batch["planes"], train=True, mutable=["batch_stats"])
+    (logits, v), _ = NET.apply(state.variables, batch.planes, train=True, mutable=["batch_stats"])
     logits, v = np.asarray(logits, np.float64), np.asarray(v, np.float64)
     log_p = logits - logits.max(1, keepdims=True)
     log_p -= np.log(np.exp(log_p).sum(1, keepdims=True))
-    policy_loss = -(batch["policy"] * log_p).sum(1).mean()
-    value_loss = ((batch["value"] - v) ** 2).mean()
+    policy_loss = -(batch.policy * log_p).sum(1).mean()
+    value_loss = ((batch.value - v) ** 2).mean()
     sq = sum(float(np.sum(np.asarray(x, np.float64) ** 2)) for x in jax.tree_util.tree_leaves(state.params))
 
     new_state, metrics = learner.train_step(state, batch, NET, config)
@@ -113,15 +114,6 @@ def test_train_step_reports_the_loss_of_the_network_by_hand():
     assert not np.allclose(new_state.params["policy_fc"]["kernel"], state.params["policy_fc"]["kernel"])
 
 
-@flax.struct.dataclass
-class Examples:
-    """A batch as a dataclass pytree (the replay buffer's kind) rather than a dict."""
-
-    planes: jax.Array
-    policy: jax.Array
-    value: jax.Array
-
-
 @pytest.mark.parametrize(
     "config",
     [
@@ -134,8 +126,8 @@ class Examples:
 def test_loss_decreases_on_a_fixed_batch(config):
     state = fresh_state(config)
     batch = make_batch(2, batch=16)
-    if config.kind == "sgd":  # also: a dataclass batch with uint8 planes
-        batch = Examples(planes=batch["planes"].astype(np.uint8), policy=batch["policy"], value=batch["value"])
+    if config.kind == "sgd":  # also: uint8 planes
+        batch = Examples(planes=batch.planes.astype(np.uint8), policy=batch.policy, value=batch.value)
     losses = []
     for _ in range(20):
         state, metrics = learner.train_step(state, batch, NET, config)
@@ -153,16 +145,16 @@ def test_augmentation_maps_planes_and_policy_together():
     chex.assert_trees_all_equal_shapes_and_dtypes(out, jax.tree_util.tree_map(jnp.asarray, batch))
     assert len(set(np.asarray(ks).tolist())) > 1  # per-example maps, not one for the batch
     for i, k in enumerate(np.asarray(ks)):
-        np.testing.assert_array_equal(out["planes"][i], symmetry.apply(batch["planes"][i], int(k)))
-        np.testing.assert_array_equal(out["policy"][i], symmetry.apply_policy(batch["policy"][i], int(k)))
-    np.testing.assert_array_equal(out["policy"][:, -1], batch["policy"][:, -1])  # pass stays
-    np.testing.assert_array_equal(out["value"], batch["value"])
+        np.testing.assert_array_equal(out.planes[i], symmetry.apply(batch.planes[i], int(k)))
+        np.testing.assert_array_equal(out.policy[i], symmetry.apply_policy(batch.policy[i], int(k)))
+    np.testing.assert_array_equal(out.policy[:, -1], batch.policy[:, -1])  # pass stays
+    np.testing.assert_array_equal(out.value, batch.value)
     # A dataclass batch comes back as the same dataclass, uint8 planes stay uint8.
-    examples = Examples(planes=batch["planes"].astype(np.uint8), policy=batch["policy"], value=batch["value"])
+    examples = Examples(planes=batch.planes.astype(np.uint8), policy=batch.policy, value=batch.value)
     out2 = learner.augment_batch(key, examples)
     assert isinstance(out2, Examples) and out2.planes.dtype == jnp.uint8
-    np.testing.assert_array_equal(out2.planes, out["planes"].astype(np.uint8))
-    np.testing.assert_array_equal(out2.policy, out["policy"])
+    np.testing.assert_array_equal(out2.planes, out.planes.astype(np.uint8))
+    np.testing.assert_array_equal(out2.policy, out.policy)
 
 
 @pytest.mark.parametrize(
@@ -193,21 +185,21 @@ def test_bad_config_raises_naming_the_field(kwargs, field):
 
 def test_schedules_and_weight_decay_split():
     paper = OptimizerConfig.alphago_zero()
-    schedule = learner.make_schedule(paper)
+    schedule = optimizer.make_schedule(paper)
     rates = [float(schedule(s)) for s in (0, 399_999, 400_000, 600_000)]
     np.testing.assert_allclose(rates, [1e-2, 1e-2, 1e-3, 1e-4], rtol=1e-6)
     assert paper.l2 == 1e-4 and OptimizerConfig(kind="adamw").l2 == 0.0
-    cosine = learner.make_schedule(OptimizerConfig(schedule="cosine", total_steps=10, warmup_steps=2))
+    cosine = optimizer.make_schedule(OptimizerConfig(schedule="cosine", total_steps=10, warmup_steps=2))
     np.testing.assert_allclose([float(cosine(s)) for s in (0, 2, 10)], [0.0, 1e-2, 0.0], atol=1e-8)
     assert hash(paper) == hash(OptimizerConfig.alphago_zero())  # usable as a static jit argument
 
 
 def test_shard_batch_rejects_uneven_batches():
-    mesh = learner.make_mesh(jax.devices()[:1])
+    one = mesh.make_mesh(jax.devices()[:1])
     with pytest.raises(ValueError, match="multiple"):
-        learner.shard_batch(make_batch(0, batch=6), learner.make_mesh([jax.devices()[0]] * 4))
-    sharded = learner.shard_batch(make_batch(0, batch=6), mesh)
-    chex.assert_shape(sharded["planes"], (6, SIZE, SIZE, PLANES))
+        mesh.shard_batch(make_batch(0, batch=6), mesh.make_mesh([jax.devices()[0]] * 4))
+    sharded = mesh.shard_batch(make_batch(0, batch=6), one)
+    chex.assert_shape(sharded.planes, (6, SIZE, SIZE, PLANES))
 
 
 # The child: a few augmented SGD steps on one global batch of 8, on however many CPU devices
@@ -222,12 +214,14 @@ CHILD = textwrap.dedent(
         jax.config.update("jax_compilation_cache_dir", sys.argv[2])
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
     from test_learner import NET, fresh_state, make_batch
-    from alphago_jax.train import learner
+    from alphago_jax.train.mesh import make_mesh, replicate, shard_batch
+    from alphago_jax.train.optimizer import OptimizerConfig
+    from alphago_jax.zero import learner
 
-    config = learner.OptimizerConfig(kind="sgd", learning_rate=0.05, momentum=0.9, weight_decay=1e-3)
-    mesh = learner.make_mesh()
-    state = learner.replicate(fresh_state(config), mesh)
-    batch = learner.shard_batch(make_batch(5, batch=8), mesh)
+    config = OptimizerConfig(kind="sgd", learning_rate=0.05, momentum=0.9, weight_decay=1e-3)
+    mesh = make_mesh()
+    state = replicate(fresh_state(config), mesh)
+    batch = shard_batch(make_batch(5, batch=8), mesh)
     losses = []
     for i in range(3):
         state, metrics = learner.train_step(state, batch, NET, config, key=jax.random.PRNGKey(i))
@@ -235,8 +229,8 @@ CHILD = textwrap.dedent(
     leaves = jax.tree_util.tree_leaves((state.params, state.batch_stats))
     print(json.dumps({
         "devices": len(jax.devices()),
-        "batch_devices": len(batch["planes"].sharding.device_set),
-        "shard_rows": sorted({s.data.shape[0] for s in batch["planes"].addressable_shards}),
+        "batch_devices": len(batch.planes.sharding.device_set),
+        "shard_rows": sorted({s.data.shape[0] for s in batch.planes.addressable_shards}),
         "params_replicated": all(x.sharding.is_fully_replicated for x in leaves),
         "losses": losses,
         "flat": np.concatenate([np.ravel(x) for x in leaves]).tolist(),

@@ -15,12 +15,12 @@ import pytest
 from alphago_jax import nets
 from alphago_jax.nets import DualResNet, PolicyNet, ValueNet
 
-# Seed 001 (policy network), table "Contagem de Parâmetros".
+# The policy network of Silver et al. 2016, its parameters counted layer by layer.
 SEED_FIRST_CONV = 230_592  # 5*5*48*192 + 192
 SEED_MIDDLE_PRINTED = 3_633_792  # as printed for the 11 middle layers...
 SEED_MIDDLE_FORMULA = (3 * 3 * 192 * 192 + 192) * 11  # ...but its own formula gives 3,651,648
 SEED_OUTPUT_CONV = 193  # 1*1*192*1 + 1 (one shared bias)
-# Seed 004 (value network): the convolutions as in the policy network, then:
+# The value network of Silver et al. 2016: the convolutions as in the policy network, then:
 SEED_VALUE_FC1 = 92_672  # 361*256 + 256
 SEED_VALUE_FC2 = 257  # 256*1 + 1
 
@@ -40,7 +40,7 @@ def count(tree) -> int:
 
 def test_seed_middle_layer_erratum():
     # Recorded so that nobody "fixes" the network to match a typo: no count of 3x3 192->192
-    # layers gives seed 001's printed 3,633,792; its formula gives 3,651,648.
+    # layers gives the 3,633,792 printed in a secondary account of the paper; its formula gives 3,651,648.
     assert SEED_MIDDLE_FORMULA == 3_651_648
     assert SEED_MIDDLE_PRINTED % (3 * 3 * 192 * 192 + 192) != 0
     assert SEED_MIDDLE_FORMULA - SEED_MIDDLE_PRINTED == 17_856

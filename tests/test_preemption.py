@@ -10,16 +10,18 @@ import signal
 
 import chex
 import numpy as np
+import pytest
 
 from alphago_jax import zero
 from alphago_jax.train import Checkpointer
+from alphago_jax.train.jobs import checkpoint_dir
 from alphago_jax.zero.config import KIND
 
 SMOKE = dataclasses.replace(zero.PRESETS["smoke"], iterations=3, eval_games=0)
 
 
 def _final_state(run_dir):
-    with Checkpointer(zero.checkpoint_dir(run_dir), kind=KIND, read_only=True) as ckpt:
+    with Checkpointer(checkpoint_dir(run_dir), kind=KIND, read_only=True) as ckpt:
         return ckpt.restore().state
 
 
@@ -56,7 +58,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _start(run_dir, port: int, extra: list[str]):
+def _start(run_dir, port: int, extra: list[str], extra_env: dict | None = None):
     import subprocess
     import sys
 
@@ -65,7 +67,7 @@ def _start(run_dir, port: int, extra: list[str]):
     procs = []
     for i in range(2):
         env = dict(child_env(), JAX_COORDINATOR_ADDRESS=f"127.0.0.1:{port}", JAX_NUM_PROCESSES="2",
-                   JAX_PROCESS_ID=str(i), JAX_CPU_COLLECTIVES_IMPLEMENTATION="gloo")
+                   JAX_PROCESS_ID=str(i), JAX_CPU_COLLECTIVES_IMPLEMENTATION="gloo", **(extra_env or {}))
         procs.append(subprocess.Popen(
             [sys.executable, "-m", "alphago_jax.cli", "train", "--preset", "smoke", "--distributed", "--set",
              "eval_games=0", "--no-progress", "--out", str(run_dir), *extra],
@@ -81,10 +83,7 @@ def test_sigterm_to_one_process_of_two_stops_both_checkpointed(tmp_path):
     run = tmp_path / "run"
     procs = _start(run, _free_port(), ["--set", "iterations=100000"])
     try:
-        deadline = time.monotonic() + 300
-        while not (run / "metrics.csv").is_file() or len((run / "metrics.csv").read_text().splitlines()) < 3:
-            assert time.monotonic() < deadline and all(p.poll() is None for p in procs), "the run did not start"
-            time.sleep(0.5)
+        _wait_for_rows(run, procs)
         procs[1].send_signal(signal.SIGTERM)
         signalled = time.monotonic()
         outs = [p.communicate(timeout=60)[0] for p in procs]
@@ -95,13 +94,65 @@ def test_sigterm_to_one_process_of_two_stops_both_checkpointed(tmp_path):
     assert [p.returncode for p in procs] == [130, 130], outs
     assert "stopped by a signal to another process after iteration" in outs[0] and "--resume" in outs[0], outs[0]
     stopped_at = int(re.search(r"stopped by .* after iteration (\d+) ", outs[0]).group(1))
-    saved = sorted(int(p.name) for p in zero.checkpoint_dir(run).iterdir() if p.name.isdigit())
+    saved = sorted(int(p.name) for p in checkpoint_dir(run).iterdir() if p.name.isdigit())
     assert saved[-1] == stopped_at
 
     procs = _start(run, _free_port(), ["--resume", "--set", f"iterations={stopped_at + 1}"])
     outs = [p.communicate(timeout=300)[0] for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
     assert f"finished {stopped_at + 1} iterations" in outs[0], outs[0]
+
+
+def _wait_for_rows(run, procs, rows: int = 3) -> None:
+    import time
+
+    deadline = time.monotonic() + 300
+    while not (run / "metrics.csv").is_file() or len((run / "metrics.csv").read_text().splitlines()) < rows:
+        assert time.monotonic() < deadline and all(p.poll() is None for p in procs), "the run did not start"
+        time.sleep(0.5)
+
+
+def test_a_killed_process_ends_the_other_within_the_heartbeat_bound(tmp_path):
+    """SIGKILL to one process of two (no notice: a lost host): the other is ended by the
+    coordination service once the heartbeat bound passes, instead of waiting in a collective for
+    ever; the checkpoints written before stay whole, and both processes resume from them."""
+    import time
+
+    heartbeat = 10
+    run = tmp_path / "run"
+    procs = _start(run, _free_port(), ["--set", "iterations=100000"], extra_env={"ALPHAGO_JAX_HEARTBEAT_S": str(heartbeat)})
+    try:
+        _wait_for_rows(run, procs)
+        procs[1].kill()
+        killed = time.monotonic()
+        out = procs[0].communicate(timeout=heartbeat + 60)[0]
+        took = time.monotonic() - killed
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+    assert procs[0].returncode != 0 and took < heartbeat + 30, (took, out[-2000:])
+    assert "heartbeat" in out, out[-2000:]
+    with Checkpointer(checkpoint_dir(run), kind=KIND, read_only=True) as ckpt:
+        last = ckpt.latest_step()  # its record checked; the resume below reads its arrays
+    assert last >= 1
+    procs = _start(run, _free_port(), ["--resume", "--set", f"iterations={last + 1}"])
+    outs = [p.communicate(timeout=300)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    assert f"finished {last + 1} iterations" in outs[0], outs[0]
+
+
+def test_distributed_timeouts_come_from_the_environment(monkeypatch):
+    from alphago_jax.zero.loop import _seconds_from_env
+
+    monkeypatch.setenv("ALPHAGO_JAX_HEARTBEAT_S", "15")
+    assert _seconds_from_env("ALPHAGO_JAX_HEARTBEAT_S", 100) == 15
+    monkeypatch.delenv("ALPHAGO_JAX_HEARTBEAT_S")
+    assert _seconds_from_env("ALPHAGO_JAX_HEARTBEAT_S", 100) == 100
+    for bad in ("0", "ten", "1.5"):
+        monkeypatch.setenv("ALPHAGO_JAX_HEARTBEAT_S", bad)
+        with pytest.raises(ValueError, match=f"ALPHAGO_JAX_HEARTBEAT_S='{re.escape(bad)}': must be a whole number"):
+            _seconds_from_env("ALPHAGO_JAX_HEARTBEAT_S", 100)
 
 
 def test_a_write_failure_stops_the_run_in_one_sentence_and_resume_continues(tmp_path, monkeypatch, capsys):
@@ -127,7 +178,7 @@ def test_a_write_failure_stops_the_run_in_one_sentence_and_resume_continues(tmp_
         err = capsys.readouterr().err
         assert f"{run / 'somefile'}: No space left on device" in err and "--resume" in err and "Traceback" not in err
         monkeypatch.undo()
-        with Checkpointer(zero.checkpoint_dir(run), kind=KIND, read_only=True) as ckpt:
+        with Checkpointer(checkpoint_dir(run), kind=KIND, read_only=True) as ckpt:
             assert ckpt.latest_step() == (1 if name == "save" else 2)
             ckpt.restore()  # whole and readable
         assert cli.main([*argv, "--resume", "--out", str(run)]) == 0

@@ -27,6 +27,7 @@ import pytest
 from alphago_jax import features, nets, zero
 from alphago_jax.games.base import BLACK
 from alphago_jax.playout import sample_legal
+from alphago_jax.train.jobs import checkpoint_dir
 from alphago_jax.search import SearchOutput, make_search, network_evaluator
 from alphago_jax.train import Checkpointer, replay
 from alphago_jax.zero import selfplay
@@ -295,9 +296,9 @@ def test_train_with_playout_cap_and_resignation_logs_the_new_columns(tmp_path):
     assert sum(float(r["resign_rate"]) for r in rows) > 0
     # The threshold is in the checkpointed run state.
     programs = zero.build(config)
-    restored = Checkpointer(zero.checkpoint_dir(result.out_dir), kind=zero.KIND, read_only=True).restore(
+    restored = Checkpointer(checkpoint_dir(result.out_dir), kind=zero.KIND, read_only=True).restore(
         target=programs.init(jax.random.PRNGKey(0)))
-    assert float(np.asarray(restored.state["selfplay"].resign.threshold)[0]) == pytest.approx(
+    assert float(np.asarray(restored.state.selfplay.resign.threshold)[0]) == pytest.approx(
         float(rows[-1]["resign_threshold"]))
 
 
@@ -328,7 +329,7 @@ def test_resigned_games_leave_their_heads_targets_unknown():
     assert np.isfinite(np.asarray(buffer.score[:n])).all()
 
     # The loss counts only the known targets: unknown rows change nothing.
-    from alphago_jax.train import learner
+    from alphago_jax.zero import learner
 
     pred_own, pred_score = jnp.full((3, 4), 0.5), jnp.asarray([1.0, 2.0, 3.0])
     known_own, known_score = jnp.asarray([[1, -1, 0, 1]] * 2, jnp.int8), jnp.asarray([2.0, 0.0])

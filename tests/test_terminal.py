@@ -5,10 +5,9 @@ from __future__ import annotations
 import io
 import sys
 
-from alphago_jax import sgf
+from alphago_jax import cli, sgf
 from alphago_jax.games import grid
 from alphago_jax.games.base import BLACK, WHITE
-from alphago_jax.play import commands
 from alphago_jax.play.players import RESIGN, Decision, LocalPlayer
 from alphago_jax.play.terminal import play_terminal
 
@@ -77,6 +76,6 @@ def test_the_engine_moves_first_when_the_human_is_white():
 
 def test_play_command_line(monkeypatch, capsys):
     monkeypatch.setattr(sys, "stdin", io.StringIO("e5\nquit\n"))
-    assert commands.main(["play", "--player", "random", "--size", "9", "--colour", "white"]) == 0
+    assert cli.main(["play", "--player", "random", "--size", "9", "--colour", "white"]) == 0
     out = capsys.readouterr().out
     assert "You are white (O), random is black." in out and "Game abandoned." in out

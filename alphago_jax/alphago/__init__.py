@@ -28,9 +28,11 @@ pipeline directory (``sl/``, ``rollout/``, ``rl/``, ``value/``: checkpoints, ``m
 
 Layer: beside AlphaGo Zero's pipeline (``zero``, ``zero.selfplay``, ``zero.warm_start``,
 ``zero.external_eval``), neither importing the other; above the shared training machinery
-(``train``: learner, jobs, checkpoints, match statistics, metrics), ``search``, ``nets``,
-``features``, ``games`` and ``sgf``. ``play`` (the AlphaGo player) and ``cli`` use it
+(``train``: optimizer, device mesh, jobs, checkpoints, match statistics, metrics), ``search``,
+``nets``, ``features``, ``games`` and ``sgf``. ``play`` (the AlphaGo player) and ``cli`` use it
 (``tests/test_imports.py`` checks the order). The modules are imported on their own
 (``from alphago_jax.alphago import supervised``): this package imports nothing itself, so the
 command line's parser, which adds the four training commands, stays light.
 """
+
+__all__ = ["dataset", "pipeline_commands", "positions", "reinforce", "runs", "supervised", "value"]

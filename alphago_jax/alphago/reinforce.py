@@ -36,7 +36,7 @@ fixed capacity, the oldest entry replaced when full) and the iteration; the rand
 iteration ``i`` depend only on the seed and ``i``, so a resumed run repeats the uninterrupted one.
 
 Data parallelism: with n > 1 devices (a 1-D mesh of all of ``jax.devices()``,
-``learner.data_mesh``) the parameters and the pool are replicated, each device plays
+``mesh.data_mesh``) the parameters and the pool are replicated, each device plays
 ``pairs / n`` pairs of the games with its own random stream (``on_devices``: no communication
 inside the games' ``while_loop``), and each gradient chunk is split over the devices (XLA
 all-reduces the gradient). ``pairs``, ``eval_pairs`` and ``chunk`` (and the value data's
@@ -54,14 +54,15 @@ import numpy as np
 import optax
 from jax.sharding import PartitionSpec
 
+from alphago_jax import checks
 from alphago_jax.alphago import positions
 from alphago_jax.alphago.supervised import POLICY_KINDS, RunResult, _finish, batch_planes, load_trained
 from alphago_jax.features.alphago import NUM_PLANES
 from alphago_jax.playout import sample_legal
-from alphago_jax.train import learner
 from alphago_jax.train.evaluation import MatchResult
 from alphago_jax.train.jobs import Job, JobConfig
-from alphago_jax.train.learner import OptimizerConfig, TrainState, data_mesh, to_devices
+from alphago_jax.train.mesh import DATA_AXIS, data_mesh, replicate, to_devices
+from alphago_jax.train.optimizer import OptimizerConfig, TrainState, make_optimizer
 
 KIND = "rl"
 
@@ -121,9 +122,9 @@ def on_devices(play: Callable, mesh) -> Callable:
 
     def local(*args):
         *rest, key = args
-        return play(*rest, jax.random.fold_in(key, jax.lax.axis_index(learner.DATA_AXIS)))
+        return play(*rest, jax.random.fold_in(key, jax.lax.axis_index(DATA_AXIS)))
 
-    return jax.shard_map(local, mesh=mesh, in_specs=PartitionSpec(), out_specs=PartitionSpec(learner.DATA_AXIS),
+    return jax.shard_map(local, mesh=mesh, in_specs=PartitionSpec(), out_specs=PartitionSpec(DATA_AXIS),
                          check_vma=False)
 
 
@@ -286,12 +287,12 @@ class RLConfig(JobConfig):
     seed: int = 0
 
     def __post_init__(self):
-        self._require("sl_run", bool(self.sl_run), "must name the SL policy's run directory")
-        self._require_ints(1, "pairs", "iterations", "pool_every", "pool_size", "eval_every", "eval_pairs", "chunk",
-                           "keep")
-        self._require_ints(0, "seed")
-        self._require_positive("learning_rate")
-        self._require("momentum", 0 <= self.momentum < 1, "must be in [0, 1)")
+        checks.require(self, "sl_run", bool(self.sl_run), "must name the SL policy's run directory")
+        checks.ints(self, 1, "pairs", "iterations", "pool_every", "pool_size", "eval_every", "eval_pairs", "chunk",
+                    "keep")
+        checks.ints(self, 0, "seed")
+        checks.number(self, "learning_rate", "> 0")
+        checks.number(self, "momentum", "[0, 1)")
 
     @property
     def optimizer(self) -> OptimizerConfig:
@@ -334,7 +335,7 @@ def build_rl(config: RLConfig, net, size: int, ladders: bool = True) -> RLProgra
     mesh = data_mesh(config.chunk, "RLConfig.chunk")
     n = devices_for(mesh, **{"RLConfig.pairs": config.pairs, "RLConfig.eval_pairs": config.eval_pairs})
     game = self_play_rules(size, config.komi)
-    optimizer = learner.make_optimizer(config.optimizer)
+    optimizer = make_optimizer(config.optimizer)
     planes_logits = lambda params, planes: net.apply({"params": params}, planes)  # noqa: E731
 
     def grad(params, planes, actions, weights):
@@ -422,13 +423,13 @@ def train_rl(config: RLConfig, out_dir, *, resume: bool = False, progress: bool 
     programs = build_rl(config, sl.net, size, sl.spec.get("ladders", True))
     job = Job(out_dir, KIND, config, config.iterations, resume=resume, keep=config.keep, progress=progress,
               desc="RL policy")
-    optimizer = learner.make_optimizer(config.optimizer)
+    optimizer = make_optimizer(config.optimizer)
     fresh = TrainState(sl.params, {}, optimizer.init(sl.params), jnp.int32(0))
     state = {"train": fresh, "pool": _stack(sl.params, config.pool_size), "pool_count": jnp.int32(1)}
     state = job.restore(state)
     sl_params = sl.params
     if programs.mesh is not None:
-        state, sl_params = learner.replicate((state, sl_params), programs.mesh)
+        state, sl_params = replicate((state, sl_params), programs.mesh)
     base = jax.random.PRNGKey(config.seed)
     last = {}
     for iteration in range(job.start + 1, config.iterations + 1):

@@ -1,6 +1,6 @@
 """Supervised learning from game records: AlphaGo's SL policy network and fast rollout policy.
 
-Silver et al. 2016 (seed 001) train both on positions of expert games, to predict the move
+Silver et al. (2016) train both on positions of expert games, to predict the move
 played:
 
 - SL policy (``train_sl``, ``alphago-jax sl-train``): ``PolicyNet`` on the 48 input planes,
@@ -23,11 +23,11 @@ resumed with ``resume=True`` ends with the parameters of the run that was not in
 
 Data parallelism: with more than one device, ``fit`` replicates the ``TrainState`` over a 1-D
 mesh of all of ``jax.devices()`` and splits each batch (and each held-out batch) over it
-(``learner.make_mesh``, ``replicate``, ``shard_batch``); the jitted step is the same program,
+(``train.mesh``: ``make_mesh``, ``replicate``, ``shard_batch``); the jitted step is the same program,
 XLA's partitioner inserts the all-reduce of the gradients. The loss is the mean over the whole
 batch and the random symmetries are drawn for the whole batch, so the run is the one-device run
 up to floating-point summation order. The batch must be a multiple of the device count
-(``learner.data_mesh`` raises ValueError otherwise).
+(``mesh.data_mesh`` raises ValueError otherwise).
 
 Differences from the paper, for a 2-core CPU: smaller networks (``filters``, ``layers``), a
 batch of 64 rather than 16 with momentum 0.9 (the paper's asynchronous SGD had none), and
@@ -45,13 +45,13 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from alphago_jax import nets
+from alphago_jax import checks, nets
 from alphago_jax.alphago import positions
 from alphago_jax.features.alphago import NUM_PLANES, alphago_planes, alphago_planes_batch
 from alphago_jax.nets.rollout import RolloutPolicy
-from alphago_jax.train import learner
 from alphago_jax.train.jobs import Job, JobConfig, latest_state
-from alphago_jax.train.learner import OptimizerConfig, TrainState, data_mesh, to_devices
+from alphago_jax.train.mesh import data_mesh, replicate, to_devices
+from alphago_jax.train.optimizer import OptimizerConfig, TrainState, l2_penalty, make_optimizer, make_schedule
 
 KIND_SL, KIND_ROLLOUT = "sl", "rollout"
 POLICY_KINDS = ("sl", "rl")
@@ -94,14 +94,13 @@ class FitConfig(JobConfig):
     seed: int = 0
 
     def __post_init__(self):
-        self._require("board_size", isinstance(self.board_size, int) and 2 <= self.board_size <= 19,
-                      "must be an int from 2 to 19")
-        self._require_ints(1, "batch", "steps", "eval_every", "eval_positions", "checkpoint_every", "log_every",
-                           "keep")
-        self._require_ints(0, "decay_every", "seed")
-        self._require_positive("learning_rate")
-        self._require("momentum", 0 <= self.momentum < 1, "must be in [0, 1)")
-        self._require("weight_decay", self.weight_decay >= 0, "must be >= 0")
+        checks.require(self, "board_size", checks.is_int(self.board_size) and 2 <= self.board_size <= 19,
+                       "must be an int from 2 to 19")
+        checks.ints(self, 1, "batch", "steps", "eval_every", "eval_positions", "checkpoint_every", "log_every", "keep")
+        checks.ints(self, 0, "decay_every", "seed")
+        checks.number(self, "learning_rate", "> 0")
+        checks.number(self, "momentum", "[0, 1)")
+        checks.number(self, "weight_decay", ">= 0")
 
     @property
     def optimizer(self) -> OptimizerConfig:
@@ -122,8 +121,8 @@ class SLConfig(FitConfig):
 
     def __post_init__(self):
         super().__post_init__()
-        self._require_ints(1, "filters", "layers")
-        self._require("ladders", isinstance(self.ladders, bool), "must be true or false")
+        checks.ints(self, 1, "filters", "layers")
+        checks.flags(self, "ladders")
 
     @property
     def net_spec(self) -> dict:
@@ -147,7 +146,7 @@ class RolloutConfig(FitConfig):
 
     def __post_init__(self):
         super().__post_init__()
-        self._require_ints(1, "speed_batch")
+        checks.ints(self, 1, "speed_batch")
 
     @property
     def net_spec(self) -> dict:
@@ -157,8 +156,8 @@ class RolloutConfig(FitConfig):
 def batch_planes(states, value_net: bool = False, ladders: bool = True) -> jnp.ndarray:
     """float32[B, S, S, 48] (49 with ``value_net``): AlphaGo's planes of a batch of states.
 
-    ``ladders=False`` leaves the two ladder planes at zero: about 7x cheaper to compute on a
-    CPU and 10x cheaper to compile (the ladder reader is most of both), for small runs and tests.
+    ``ladders=False`` leaves the two ladder planes at zero, far cheaper to compute and to compile
+    (the ladder reader is most of both): for small runs and tests.
     """
     if ladders:
         return alphago_planes_batch(states, value_net=value_net)
@@ -202,7 +201,7 @@ def make_learner(config: FitConfig, init_params: Callable, loss: Callable, measu
       fields: the dataset fields the loss reads.
     """
     opt_config = config.optimizer
-    optimizer = learner.make_optimizer(opt_config)
+    optimizer = make_optimizer(opt_config)
     game = positions.rules(config.board_size)
 
     def init(key):
@@ -211,7 +210,7 @@ def make_learner(config: FitConfig, init_params: Callable, loss: Callable, measu
 
     def objective(params, states, rows):
         per, extra = loss(params, states, rows)
-        total = jnp.mean(per) + learner.l2_penalty(params, opt_config.l2)
+        total = jnp.mean(per) + l2_penalty(params, opt_config.l2)
         return total, {"loss": jnp.mean(per), **{k: jnp.mean(v) for k, v in extra.items()}}
 
     @jax.jit
@@ -220,7 +219,7 @@ def make_learner(config: FitConfig, init_params: Callable, loss: Callable, measu
         states = positions.row_states(game, rows)
         grads, metrics = jax.grad(objective, has_aux=True)(state.params, states, rows)
         updates, opt_state = optimizer.update(grads, state.opt_state, state.params)
-        metrics["learning_rate"] = jnp.asarray(learner.make_schedule(opt_config)(state.step), jnp.float32)
+        metrics["learning_rate"] = jnp.asarray(make_schedule(opt_config)(state.step), jnp.float32)
         return TrainState(optax.apply_updates(state.params, updates), state.batch_stats, opt_state,
                           state.step + 1), metrics
 
@@ -273,7 +272,7 @@ def fit(job: Job, config: FitConfig, learn: Learner, data, *, on_eval: Callable[
     k_init, k_steps = jax.random.split(base)
     train = job.restore({"train": learn.init(k_init)})["train"]
     if mesh is not None:
-        train = learner.replicate(train, mesh)
+        train = replicate(train, mesh)
     step = job.start
     pending: list[dict] = []
     t_last = time.perf_counter()

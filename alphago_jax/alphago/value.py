@@ -1,5 +1,5 @@
 """AlphaGo's value network: self-play data from the RL policy, regression on the outcome, and the
-comparison with rollouts (Silver et al. 2016, seed 004; the ``alphago-jax value-train`` command).
+comparison with rollouts (Silver et al. 2016; the ``alphago-jax value-train`` command).
 
 ``train_value(config, out_dir)`` runs three phases, each resumable:
 
@@ -33,7 +33,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from alphago_jax import nets
+from alphago_jax import checks, nets
 from alphago_jax.alphago import positions
 from alphago_jax.alphago.dataset import save_manifest, save_shard
 from alphago_jax.alphago.reinforce import devices_for, on_devices, self_play_rules, value_games
@@ -41,9 +41,8 @@ from alphago_jax.alphago.supervised import (FitConfig, RunResult, _finish, batch
                                             load_trained, make_learner)
 from alphago_jax.games.base import BLACK
 from alphago_jax.playout import play_out
-from alphago_jax.train import learner
 from alphago_jax.train.jobs import Job
-from alphago_jax.train.learner import data_mesh
+from alphago_jax.train.mesh import data_mesh, replicate
 
 KIND = "value"
 VALUE_FIELDS = positions.STATE_FIELDS + ("winner",)
@@ -84,14 +83,15 @@ class ValueConfig(FitConfig):
 
     def __post_init__(self):
         super().__post_init__()
-        self._require("sl_run", bool(self.sl_run), "must name the SL policy's run directory")
-        self._require("rl_run", bool(self.rl_run), "must name the RL policy's run directory")
-        self._require_ints(1, "games", "chunk_games", "held_out_every", "filters", "layers", "hidden", "rollouts",
-                           "compare_positions")
-        self._require_ints(0, "u_max")
-        self._require("held_out_every", self.held_out_every >= 2 and self.chunks >= 2,
-                      f"must be at least 2, with at least 2 chunks of games (games {self.games}, "
-                      f"chunk_games {self.chunk_games})")
+        checks.require(self, "sl_run", bool(self.sl_run), "must name the SL policy's run directory")
+        checks.require(self, "rl_run", bool(self.rl_run), "must name the RL policy's run directory")
+        checks.ints(self, 1, "games", "chunk_games", "held_out_every", "filters", "layers", "hidden", "rollouts",
+                    "compare_positions")
+        checks.ints(self, 0, "u_max")
+        checks.flags(self, "ladders")
+        checks.require(self, "held_out_every", self.held_out_every >= 2 and self.chunks >= 2,
+                       f"must be at least 2, with at least 2 chunks of games (games {self.games}, "
+                       f"chunk_games {self.chunk_games})")
 
     @property
     def chunks(self) -> int:
@@ -132,7 +132,7 @@ def generate(config: ValueConfig, data_dir, progress: bool = True) -> dict:
                            ladders=sl.spec.get("ladders", True))
 
     play = jax.jit(chunk_of_games if mesh is None else on_devices(chunk_of_games, mesh))
-    players = (sl.params, rl.params) if mesh is None else learner.replicate((sl.params, rl.params), mesh)
+    players = (sl.params, rl.params) if mesh is None else replicate((sl.params, rl.params), mesh)
     data = pathlib.Path(data_dir)
     data.mkdir(parents=True, exist_ok=True)
     base = jax.random.fold_in(jax.random.PRNGKey(config.seed), 1)

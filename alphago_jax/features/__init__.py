@@ -1,12 +1,9 @@
 """Network inputs computed from game states, and the board's symmetries.
 
-- ``alphago``: AlphaGo's 48 input planes (49 for the value network), ``alphago_planes(state)``.
-- ``zero``: AlphaGo Zero's 17 input planes, ``zero_planes(state)``.
-- ``symmetry``: the 8 dihedral maps of the square board for planes, flat boards, policy vectors
-  and actions, their inverses and composition, and batched random symmetries.
-
-The plane functions take one unbatched ``games.history.WithHistory`` state (``jax.vmap`` them
-for a batch) and return float32 ``[size, size, planes]``.
+``alphago_planes`` (``alphago``) gives AlphaGo's 48 input planes (49 for the value network),
+``zero_planes`` (``zero``) AlphaGo Zero's 17, each float32 ``[size, size, planes]`` of one
+unbatched ``games.history.WithHistory`` state (``jax.vmap`` them for a batch); ``symmetry``
+maps planes, boards, policies and actions through the 8 symmetries of the square board.
 """
 
 from alphago_jax.features import alphago, symmetry, zero

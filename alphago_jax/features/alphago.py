@@ -17,26 +17,18 @@ zeros                  1       constant 0
 player colour          1       (value network only) 1 if p is black
 =====================  ======  ==============================================================
 
-Definitions used here:
+Liberties are real (distinct empty points next to the chain). A stone's age is
+``move_count - placed_at + 1`` (setup stones: placed at move 0), so the state must be a
+``games.history.WithHistory`` one. The what-if planes are computed for every legal point at
+once: the move captures the opponent's chains whose only liberty is the point, and its chain
+(the stone and the own chains next to it) has the empty and just-captured points next to it as
+liberties. An own eye is an empty point whose four neighbours are p's stones or the edge, with
+at most one "fault" among its diagonals (an opponent stone; a point on the edge starts with
+one). Ladders: ``ladder_planes``.
 
-- Liberties are real liberties (distinct empty points next to the chain), not pseudo-liberties.
-- "Turns since": a stone's age is ``move_count - placed_at + 1`` (1 for the stone just played;
-  setup stones count as placed at move 0). Needs a ``games.history.WithHistory`` state.
-- The what-if planes (capture size, self-atari size, liberties after move) are computed for every
-  legal point at once: captured stones are the opponent's chains whose only liberty is the point;
-  the new chain is the stone and the own chains next to it; its liberties are the empty points
-  and the just-captured points next to it, other than the point itself. Self-atari size is the
-  new chain's size when it would have exactly one liberty.
-- An own eye (sensibleness): an empty point whose four neighbours are p's stones or the edge,
-  with at most one "fault" among its diagonals, where each opponent stone on a diagonal is a
-  fault and a point on the edge of the board starts with one fault.
-- Ladders are read by ``ladder_planes`` (see its docstring for the reading rules).
-
-Cost: the what-if planes use dense ``[N, N]`` incidence arrays (N = size * size), O(N^2) per
-position with no loop; the ladder reader runs a bounded loop only over the few ladder candidates
-(about 20 per random 19x19 mid-game position), and dominates the time: on a 2-core CPU, 19x19
-batch 256, about 3,400 positions/s without the ladder planes and 500 with them
-(``experiments/bench_features.py``).
+The what-if planes use dense ``[N, N]`` incidence arrays (O(N^2), no loop); the ladder reader
+loops only over the few candidates, yet dominates the cost (docs/benchmarks.md, "Input
+features").
 """
 
 from __future__ import annotations
@@ -75,23 +67,14 @@ PLANE_NAMES = (
 
 
 def _one_hot(value, active, depth, first):
-    """float32[N, depth]: one-hot of ``clip(value, first, first + depth - 1) - first`` where
-    ``active``, zeros elsewhere."""
+    """float32[N, depth]: one-hot of ``clip(value, first, first + depth - 1) - first`` where ``active``."""
     idx = jnp.clip(value, first, first + depth - 1) - first
     return (jax.nn.one_hot(idx, depth, dtype=jnp.float32) * active[:, None]).astype(jnp.float32)
 
 
 def chain_stats(board, chain_id, size: int):
-    """Chain sizes and real liberty counts.
-
-    Args:
-      board: int8[N]; chain_id: int16[N] (-1 on empty points), as in ``GoState``.
-
-    Returns:
-      (sizes, libs), each int32[N + 1] indexed by chain id (index N collects nothing useful).
-      Liberties are counted once per chain: an empty point adds one to each distinct chain
-      among its four neighbours (a segment sum, O(N)).
-    """
+    """``(sizes, libs)``, int32[N + 1] each, indexed by chain id (index N unused): chain sizes and
+    real liberty counts of a ``GoState``'s ``board`` (int8[N]) and ``chain_id`` (int16[N])."""
     n = size * size
     cid = chain_id.astype(jnp.int32)
     stone = board != 0
@@ -121,15 +104,11 @@ def _adjacency(size: int) -> np.ndarray:
 
 
 def what_if(board, chain_id, atari_lib, to_play, size: int):
-    """What a stone of ``to_play`` on each point would do (meaningful on empty points).
+    """``(captured, libs_after, new_size)``, int32[N] each: for a stone of ``to_play`` on each
+    (empty) point, the stones it captures, its chain's liberties after that, and the chain's size.
 
-    Args:
-      board: int8[N]; chain_id: int16[N]; atari_lib: int16[N]; to_play: int8[] (``GoState``).
-
-    Returns:
-      (captured, libs_after, new_size), each int32[N]: the opponent stones the move captures,
-      the liberties of the move's chain after the captures, and the number of stones in that
-      chain. Dense: ``[N, N]`` incidence arrays (candidate point x board point).
+    Takes a ``GoState``'s ``board`` int8[N], ``chain_id`` and ``atari_lib`` int16[N], ``to_play``
+    int8[]; dense ``[N, N]`` incidence arrays (candidate point x board point).
     """
     n = size * size
     p = to_play.astype(jnp.int32)
@@ -180,16 +159,11 @@ def own_eyes(board, to_play, size: int):
 
 
 def alphago_planes(state, value_net: bool = False, ladders: bool = True) -> jnp.ndarray:
-    """float32[size, size, 48] (49 with ``value_net``): AlphaGo's input planes of one state.
+    """float32[size, size, 48] (49 with ``value_net``): AlphaGo's input planes of one ``HistoryState``.
 
-    Plane order as in the table of the module docstring (``PLANES`` gives each feature's first
-    plane). Unbatched: for a batch, ``alphago_planes_batch`` gives the same planes faster than
-    ``jax.vmap`` of this function (which works too).
-
-    Args:
-      state: a ``games.history.HistoryState`` of a Go-family game (it needs ``placed_at``).
-      value_net: append the player-colour plane (1 where black is to move).
-      ladders: read ladders; if False the two ladder planes are left at zero (cheaper).
+    Planes in the module table's order (``PLANES``: each feature's first plane); ``value_net``
+    appends the player-colour plane; ``ladders=False`` leaves the two ladder planes at zero
+    (cheaper). For a batch, ``alphago_planes_batch`` is faster than ``jax.vmap`` of this.
     """
     board, chain_id, atari_lib, to_play = state.board, state.chain_id, state.atari_lib, state.to_play
     n = board.shape[-1]
@@ -233,11 +207,8 @@ _QUICK_STEPS = 2  # hunter moves of the first pass over all reads (see ladder_pl
 
 
 def _place(b, cid, x, c, size: int):
-    """(board, chain ids) int32[N] after colour ``c`` puts a stone on empty point ``x``.
-
-    The stone joins its own neighbour chains (named ``x``); opponent chains left without
-    liberties are removed. No legality check: a suicide leaves the stone without liberties.
-    """
+    """(board, chain ids) int32[N] after colour ``c`` puts a stone on empty point ``x``: it joins
+    its neighbour chains (named ``x``), captures, and is not checked for legality."""
     n = size * size
     points = jnp.arange(n)
     nbrs = jnp.asarray(grid.neighbour_table(size))[x]
@@ -264,13 +235,9 @@ def _liberties_of(b, cid, pt, size: int):
 
 
 def _prey_turn(b, cid, pt, hunter, size: int):
-    """The prey (chain through ``pt``, in atari) moves: it escapes if it can capture a hunter
-    chain next to it; else it extends at its liberty and is captured with <= 1 liberty left,
-    escapes with >= 3, and the ladder goes on with 2.
-
-    Returns:
-      (board, chain ids, status, liberties of the prey: bool[N]).
-    """
+    """The prey (the chain through ``pt``, in atari) moves: ``(board, chain ids, status, its
+    liberties bool[N])``. It escapes if it can capture a hunter chain next to it, else extends:
+    caught with <= 1 liberty, free with >= 3, running with 2."""
     n = size * size
     chain = (cid == cid[pt]) & (b != 0)
     near = grid.dilate(chain, size)
@@ -285,14 +252,9 @@ def _prey_turn(b, cid, pt, hunter, size: int):
 
 
 def _hunter_options(b, cid, pt, hunter, libs, size: int):
-    """Both ataris of the prey (which has the two liberties ``libs``) and the prey's answers.
-
-    Returns:
-      (boards int32[2, N], chain ids int32[2, N], status int32[2], prey liberties bool[2, N]):
-      for the hunter's stone on the lower-index liberty and on the other one, the position
-      after the prey's answer (``_prey_turn``). A hunter stone without liberties is illegal:
-      that option's status is ``_ESCAPED``.
-    """
+    """Both ataris of the prey (two liberties ``libs``), lower index first, after the prey's
+    answer: ``(boards int32[2, N], chain ids int32[2, N], status int32[2], prey liberties
+    bool[2, N])``. A hunter stone without liberties is illegal: status ``_ESCAPED``."""
     n = size * size
     first = jnp.argmax(libs)
     last = n - 1 - jnp.argmax(libs[::-1])
@@ -307,18 +269,14 @@ def _hunter_options(b, cid, pt, hunter, libs, size: int):
 
 
 def _read_ladder(b, cid, to_play, q, pt, escape, size: int, max_steps: int | None = None):
-    """int32[]: how the ladder started by ``to_play`` playing ``q`` ends: ``_CAPTURED``,
-    ``_ESCAPED``, or ``_RUNNING`` if cut short by ``max_steps`` hunter moves (default: the
-    read's own bound, after which an unfinished read counts as escaped).
+    """int32[]: how the ladder after ``to_play`` plays ``q`` ends: ``_CAPTURED``, ``_ESCAPED``, or
+    ``_RUNNING`` if cut short by ``max_steps`` hunter moves (None: the read's own bound).
 
-    Capture reading (``escape`` False): the prey is the opponent chain through ``pt``; it must
-    be in atari after the move, then moves first. Escape reading (``escape`` True): the prey is
-    the mover's chain through ``q`` after the move; the opponent hunts it when it has 2 liberties.
-
-    The hunter's two choices at each turn are searched depth first (an explicit stack holds the
-    second choice where both keep the ladder going), so the answer does not depend on the board's
-    orientation. A line of play is cut after ``2 * size + 2`` hunter moves (the prey escapes), and
-    the whole read after ``8 * size + 8`` hunter moves (an unfinished read counts as escaped).
+    Capture reading (``escape`` False): the prey is the opponent chain through ``pt``, in atari
+    after the move, and moves first. Escape reading: the prey is the mover's chain through ``q``,
+    hunted when it has 2 liberties. Both hunter choices are searched depth first (a stack holds
+    the second), so the answer does not depend on the board's orientation. A line is cut after
+    ``2 * size + 2`` hunter moves and the read after ``8 * size + 8``: unfinished, the prey escapes.
     """
     n = size * size
     depth_limit = 2 * size + 2
@@ -376,10 +334,8 @@ def _read_ladder(b, cid, to_play, q, pt, escape, size: int, max_steps: int | Non
 
 
 def _ladder_items(board, chain_id, atari_lib, to_play, legal, size: int):
-    """bool[5N]: the ladder reads one position needs. Item ``k`` is point ``k % N``; items
-    ``d * N + q`` (d < 4) read a capture of the opponent chain next to q in direction d (each
-    chain once per point), items ``4 * N + q`` an escape by extending one of the mover's chains
-    out of atari at q."""
+    """bool[5N]: the ladder reads one position needs: item ``d * N + q`` (d < 4) a capture of the
+    opponent chain next to q in direction d, item ``4 * N + q`` an escape by extending at q."""
     n = size * size
     b = board.astype(jnp.int32)
     cid = chain_id.astype(jnp.int32)
@@ -401,17 +357,11 @@ def _ladder_items(board, chain_id, atari_lib, to_play, legal, size: int):
 
 
 def ladder_planes_batch(board, chain_id, atari_lib, to_play, legal, size: int, chunk: int | None = None):
-    """(ladder_capture, ladder_escape), each bool[B, N], for a batch of positions.
+    """``(ladder_capture, ladder_escape)``, bool[B, N] each, of a batch: ``board`` int8[B, N],
+    ``chain_id`` and ``atari_lib`` int16[B, N], ``to_play`` int8[B], ``legal`` bool[B, N].
 
-    The reads of the whole batch form one work list, read ``chunk`` at a time (vmapped), so a
-    batch costs about its total reading work rather than B times its slowest position's (as
-    ``jax.vmap(ladder_planes)`` would). A first pass reads every item for at most two hunter
-    moves; a second pass reads the unfinished few in full.
-
-    Args:
-      board: int8[B, N]; chain_id: int16[B, N]; atari_lib: int16[B, N]; to_play: int8[B];
-      legal: bool[B, N], the legal points; chunk: reads per loop step (default
-        ``min(128, 8 * B)``).
+    The batch's reads form one work list, ``chunk`` at a time (default ``min(128, 8 * B)``), so a
+    batch costs its total reading work, not B times its slowest position's as under ``vmap``.
     """
     n = size * size
     batch = board.shape[0]
@@ -455,25 +405,15 @@ def ladder_planes_batch(board, chain_id, atari_lib, to_play, legal, size: int, c
 
 
 def ladder_planes(board, chain_id, atari_lib, to_play, legal, size: int):
-    """(ladder_capture, ladder_escape), each bool[N], read by simulation for every candidate.
+    """``(ladder_capture, ladder_escape)``, bool[N] each, read by simulation for one position
+    (``board`` int8[N], ``chain_id`` and ``atari_lib`` int16[N], ``to_play`` int8[], ``legal`` bool[N]).
 
-    Candidates: a legal move next to an opponent chain with exactly 2 liberties (it would be in
-    atari: ladder capture if that chain then dies in the ladder, for any such chain), and a
-    legal move on the only liberty of one of the mover's chains (ladder escape if the extended
-    chain is not caught).
-
-    Reading rules (a simplified ladder reader, as such planes usually are): the prey, in atari,
-    escapes if it can capture a hunter chain next to it, else extends at its liberty; with 1
-    liberty it is caught, with 3 or more it is free, with 2 the hunter ataris it on one of the
-    two liberties, both searched (depth first, bounded: see ``_read_ladder``); an atari on a
-    point where the hunter's stone would have no liberty is not allowed. One hunter move costs
-    O(N); reads run ``LADDER_CHUNK`` at a time (vmapped) until all candidates are done. For a
-    batch, ``ladder_planes_batch`` (or ``alphago_planes_batch``) shares one work list: prefer it
-    to ``jax.vmap``, under which every position waits for the batch's slowest reads.
-
-    Args:
-      board: int8[N]; chain_id: int16[N]; atari_lib: int16[N]; to_play: int8[] (``GoState``);
-      legal: bool[N], the legal points.
+    Ladder capture: a legal move next to an opponent chain with 2 liberties after which that
+    chain dies in the ladder. Ladder escape: a legal move on the only liberty of one of the
+    mover's chains that is not caught. A simplified reader: the prey escapes by capturing a
+    hunter chain next to it, else extends; with 1 liberty it is caught, with 3 free, with 2 the
+    hunter ataris it on either liberty (both searched, ``_read_ladder``), never with a stone
+    left without liberties. For a batch, ``ladder_planes_batch`` is faster than ``jax.vmap``.
     """
     capture, escape = ladder_planes_batch(board[None], chain_id[None], atari_lib[None], to_play[None],
                                           legal[None], size)
@@ -481,14 +421,8 @@ def ladder_planes(board, chain_id, atari_lib, to_play, legal, size: int):
 
 
 def alphago_planes_batch(states, value_net: bool = False, chunk: int | None = None) -> jnp.ndarray:
-    """float32[B, size, size, 48] (49 with ``value_net``): ``alphago_planes`` of a batch.
-
-    The same planes as ``jax.vmap(alphago_planes)``, faster: the ladder reads of the whole
-    batch share one work list (``ladder_planes_batch``).
-
-    Args:
-      states: a batched ``HistoryState`` (leading axis B).
-    """
+    """float32[B, size, size, 48] (49 with ``value_net``): ``jax.vmap(alphago_planes)`` of a batched
+    ``HistoryState``, faster (the batch's ladder reads share one work list)."""
     planes = jax.vmap(functools.partial(alphago_planes, value_net=value_net, ladders=False))(states)
     n = states.board.shape[-1]
     size = int(round(n ** 0.5))

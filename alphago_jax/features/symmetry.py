@@ -1,34 +1,13 @@
 """The 8 symmetries of the square board (the dihedral group D4) for planes, policies and moves.
 
-A symmetry is an int ``k`` in ``[0, 8)``: ``k = 4 * f + r`` means "mirror left-right if ``f``,
-then rotate ``r`` quarter turns counter-clockwise", as ``np.rot90(np.fliplr(a) if f else a, r)``
-does to a ``[row, col]`` picture (row 0 at the top). ``k = 0`` is the identity; 1, 2, 3 are the
-rotations; 4 to 7 are the four reflections.
-
-Every array kind has its own map, and all of them agree: mapping a one-hot plane of point ``p``
-gives the one-hot plane of ``apply_action(p, k, size)``.
-
-==================  ===========================  ================================================
-function            maps                         notes
-==================  ===========================  ================================================
-``apply``           planes ``[..., S, S, C]``    feature planes, any dtype
-``apply_board``     flat boards ``[..., S*S]``   ``state.board`` and other per-point arrays
-``apply_policy``    ``[..., S*S+1]``             logits, probabilities, legal masks; pass stays
-``apply_action``    int actions (any shape)      ``S*S`` (pass) stays; needs ``size``
-==================  ===========================  ================================================
-
-``k`` may be a Python int, a traced int32 scalar (the same symmetry for the whole array) or an
-int array whose shape is a prefix of the array's batch shape (one symmetry per example, e.g.
-``k: int32[B]`` with planes ``[B, S, S, C]``). The maps are gathers through precomputed
-permutation tables, so they are jit- and vmap-safe with ``k`` traced and cost one gather
-whatever ``k`` is (no branch per symmetry).
-
-Group structure: ``inverse(k)`` undoes ``k`` and ``compose(a, b)`` is "``b`` then ``a``"::
-
-    apply(apply(x, b), a) == apply(x, compose(a, b))
-    apply(apply(x, k), inverse(k)) == x
-
-Evaluating a network under a random symmetry (as AlphaGo and AlphaGo Zero do)::
+Symmetry ``k = 4 * f + r`` in ``[0, 8)`` mirrors left-right if ``f``, then rotates ``r`` quarter
+turns counter-clockwise, as ``np.rot90(np.fliplr(a) if f else a, r)`` does to a ``[row, col]``
+picture; ``k = 0`` is the identity. ``apply`` maps planes ``[..., S, S, C]``, ``apply_board``
+flat per-point arrays ``[..., S*S]``, ``apply_policy`` per-action arrays ``[..., S*S+1]`` and
+``apply_action`` int actions (pass stays pass); they agree with each other. ``k`` is a Python
+int, a traced int32 scalar, or an int array whose shape is a prefix of the batch shape (one
+symmetry per example). Each map is one gather through a precomputed table: jit- and vmap-safe,
+no branch per symmetry. ``compose(a, b)`` is "``b`` then ``a``" and ``inverse(k)`` undoes ``k``::
 
     ks = random_symmetries(key, batch)
     logits = net.apply(params, apply(planes, ks))     # in the rotated frame
@@ -140,15 +119,7 @@ def _side(n: int, what: str, shape) -> int:
 
 
 def apply(planes, k) -> jnp.ndarray:
-    """Symmetry ``k`` of feature planes.
-
-    Args:
-      planes: ``[..., S, S, C]``, any dtype; axes -3 and -2 are row and column.
-      k: int scalar, or int array whose shape is a prefix of ``planes.shape[:-3]``.
-
-    Returns:
-      Same shape and dtype as ``planes``.
-    """
+    """Symmetry ``k`` of feature planes ``[..., S, S, C]`` (any dtype; same shape and dtype out)."""
     planes = jnp.asarray(planes)
     if planes.ndim < 3 or planes.shape[-3] != planes.shape[-2]:
         raise ValueError(f"apply: expected planes [..., S, S, C], got shape {planes.shape}")
@@ -159,62 +130,29 @@ def apply(planes, k) -> jnp.ndarray:
 
 
 def apply_board(board, k) -> jnp.ndarray:
-    """Symmetry ``k`` of flat per-point arrays such as ``state.board``.
-
-    Args:
-      board: ``[..., S*S]``, any dtype, index ``row * S + col``.
-      k: int scalar, or int array whose shape is a prefix of ``board.shape[:-1]``.
-
-    Returns:
-      Same shape and dtype as ``board``.
-    """
+    """Symmetry ``k`` of flat per-point arrays ``[..., S*S]`` such as ``state.board`` (same shape and dtype out)."""
     board = jnp.asarray(board)
     size = _side(board.shape[-1], "apply_board", board.shape)
     return _gather(board, k, gather_table(size), 1, "apply_board")
 
 
 def apply_policy(policy, k) -> jnp.ndarray:
-    """Symmetry ``k`` of per-action arrays (logits, probabilities, legal masks); pass stays last.
-
-    Args:
-      policy: ``[..., S*S+1]``, any dtype; the last entry is pass.
-      k: int scalar, or int array whose shape is a prefix of ``policy.shape[:-1]``.
-
-    Returns:
-      Same shape and dtype as ``policy``.
-    """
+    """Symmetry ``k`` of per-action arrays ``[..., S*S+1]`` (logits, probabilities, masks); pass stays last."""
     policy = jnp.asarray(policy)
     size = _side(policy.shape[-1] - 1, "apply_policy", policy.shape)
     return _gather(policy, k, _policy_gather_table(size), 1, "apply_policy")
 
 
 def apply_action(action, k, size: int) -> jnp.ndarray:
-    """Image of actions under symmetry ``k``; pass (``size * size``) stays pass.
-
-    Args:
-      action: int array (any shape) of actions in ``[0, size * size]``.
-      k: int array broadcastable with ``action``.
-      size: board side (static).
-
-    Returns:
-      int32, the broadcast shape of ``action`` and ``k``.
-    """
+    """int32, the broadcast shape of ``action`` and ``k``: the image of actions in ``[0, size * size]``
+    under symmetry ``k``; pass (``size * size``) stays pass. ``size`` is static."""
     table = jnp.asarray(action_table(size))
     return table[jnp.asarray(k, jnp.int32), jnp.asarray(action, jnp.int32)]
 
 
 def augment(key, planes, policy=None):
-    """One independent random symmetry per example, applied to planes and (optionally) targets.
-
-    Args:
-      key: PRNG key.
-      planes: ``[B, S, S, C]``.
-      policy: optional ``[B, S*S+1]`` policy target (or mask) to map with the same symmetry.
-
-    Returns:
-      ``(planes, policy, ks)``: mapped arrays (``policy`` is ``None`` if not given) and the
-      symmetries used, ``int32[B]``.
-    """
+    """``(planes, policy, ks)``: ``planes`` ``[B, S, S, C]`` and the optional ``policy`` ``[B, S*S+1]``
+    (else None) under one random symmetry per example, and those symmetries ``int32[B]``."""
     ks = random_symmetries(key, planes.shape[0])
     mapped = apply(planes, ks)
     return mapped, (None if policy is None else apply_policy(policy, ks)), ks

@@ -1,12 +1,9 @@
 """AlphaGo Zero's 17 input planes (Silver et al. 2017, "Neural network architecture").
 
-``s_t = [X_t, X_{t-1}, ..., X_{t-7}, Y_t, Y_{t-1}, ..., Y_{t-7}, C]``: ``X_{t-i}`` marks the
-stones of the player to move (now) on the board ``i`` moves ago, ``Y_{t-i}`` the opponent's
-stones on that board, and ``C`` is all ones when black is to move, all zeros when white is.
-Boards before the start of the game are empty (all-zero planes).
-
-The state must keep its last 8 boards: a ``games.history.WithHistory(game, boards=8)`` state
-(any ``boards >= 8`` works; only the 8 most recent are used).
+``s_t = [X_t, X_{t-1}, ..., X_{t-7}, Y_t, ..., Y_{t-7}, C]``: ``X_{t-i}`` the stones of the
+player to move on the board ``i`` moves ago, ``Y_{t-i}`` the opponent's, ``C`` all ones when
+black is to move; boards before the start are empty. The state must be a
+``games.history.WithHistory(game, boards=8)`` one (more boards work: the 8 most recent are used).
 """
 
 from __future__ import annotations
@@ -20,14 +17,10 @@ PLANE_NAMES = (*(f"own t-{i}" for i in range(HISTORY)), *(f"opponent t-{i}" for 
 
 
 def zero_planes(state) -> jnp.ndarray:
-    """float32[size, size, 17]: AlphaGo Zero's input planes of one unbatched state.
+    """float32[size, size, 17]: AlphaGo Zero's planes of one ``HistoryState`` (``boards`` int8[k >= 8, N]).
 
-    Planes 0-7: the player to move's stones on the current board and the 7 before it (most
-    recent first); planes 8-15: the opponent's stones on the same boards; plane 16: 1 if black
-    is to move, else 0. ``jax.vmap`` it for a batch.
-
-    Args:
-      state: a ``HistoryState`` (``boards: int8[k, N]`` with k >= 8, ``to_play: int8[]``).
+    Planes 0-7: the mover's stones on the last 8 boards, most recent first; 8-15: the opponent's;
+    16: 1 if black is to move. ``jax.vmap`` it for a batch.
     """
     boards = state.boards
     k, n = boards.shape

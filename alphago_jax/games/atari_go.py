@@ -1,27 +1,14 @@
-"""AtariGo (capture Go, "first capture wins") as pure JAX functions on the Go machinery.
+"""AtariGo (capture Go: the first capture wins) on the Go machinery, as pure JAX functions.
 
-Rules followed:
+Rules: boards 2 to 19, actions ``row * size + col`` (row 0 the top edge); ``num_actions`` is
+``size * size + 1`` as in Go, but pass is never legal. Black moves first. A move is legal when it
+is legal in Go with suicide forbidden (ko never arises before the first capture). The first move
+that captures wins; a player with no legal move loses; there are no draws. An illegal action
+(pass included) loses, and actions after the end are ignored. ``returns`` is ``(+1, -1)`` if
+black won, ``(-1, +1)`` if white won, zeros until the end. Move codes are Go's (player x action).
 
-- Board sizes 2 to 19 (``size``); actions are points ``row * size + col`` (row 0 is the top
-  edge, column 0 is GTP column A). ``num_actions`` is ``size * size + 1`` as in the whole Go
-  family, but the last action (pass) is never legal. Black moves first on an empty board.
-- A move is legal exactly when it is legal in Go with suicide forbidden: the point is empty,
-  and after removing the opponent's chains left without liberties, the new stone's chain has
-  a liberty. (Ko and superko never matter: no position can repeat before the first capture.)
-- The first move that captures (removes at least one enemy stone, of one or several chains)
-  ends the game: the player who captured wins.
-- A player who has no legal move on their turn loses (the game ends as soon as the player to
-  move has none; this can only happen when every empty point is suicide for them).
-- There are no draws (no game reaches ``size * size`` moves: a move on the last empty point
-  would capture or be suicide). Stepping an illegal action (pass included) ends the game as a loss for the player
-  who made it; actions once the game is over are ignored.
-- ``returns`` is ``(+1, -1)`` if black won, ``(-1, +1)`` if white won, zeros until the end.
-
-Move codes (GRAVE/MCPS): player x action, ``action`` for black and ``num_actions + action``
-for white, in ``[0, 2 * (size * size + 1))`` (the pass codes are never used), as in Go.
-
-The state is a ``GoState``; ``state.loser`` is the colour that lost. ``init_from_board``
-starts from setup stones; a setup in which the player to move has no legal move is already over.
+The state is a ``GoState`` whose ``loser`` is the colour that lost. ``init_from_board`` starts
+from setup stones; a setup where the player to move has no legal move is already over.
 """
 
 from __future__ import annotations
@@ -37,8 +24,7 @@ from alphago_jax.games.go import Go, GoState
 class _NoPassGoVariant(Go):
     """Shared frame of AtariGo and NoGo: Go moves with simple ko, no pass, a stuck player loses.
 
-    Only ``size`` is configurable: komi, superko, suicide and the move limit are fixed by the
-    rules (``max_moves`` is ``size * size``, which no game can reach).
+    Only ``size`` is configurable; ``max_moves`` is ``size * size``, which no game reaches.
     """
 
     size: int = 9
@@ -54,8 +40,7 @@ class _NoPassGoVariant(Go):
         object.__setattr__(self, "max_moves", self.size * self.size)
 
     def init_from_board(self, board, to_play=BLACK) -> GoState:
-        """A game from setup stones (see ``Go.init_from_board``); over at once if the player to
-        move has no legal move there."""
+        """A game from setup stones (``Go.init_from_board``); over at once if the mover is stuck."""
         state = super().init_from_board(board, to_play)
         stuck = ~jnp.any(state.legal)
         return state.replace(terminal=stuck, loser=jnp.where(stuck, state.to_play, 0).astype(jnp.int8))

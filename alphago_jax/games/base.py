@@ -1,19 +1,16 @@
-"""The Game contract shared by every game and every consumer (search, features, play).
+"""The ``Game`` contract that every game implements and every consumer (search, features, play) uses.
 
-A game is a frozen, hashable configuration object whose methods are pure functions of an
-unbatched state (a ``flax.struct`` dataclass of fixed shape). Every method is jit- and
-vmap-safe, so a game can be closed over by ``jax.jit`` and vmapped across thousands of games::
+A game is a frozen, hashable configuration whose methods are pure, jit- and vmap-safe functions
+of one unbatched state (a ``flax.struct`` dataclass of fixed shape)::
 
     game = games.make("go", size=9, komi=7.5)
-    state = game.init()
-    state = game.step(state, action)          # int32 action in [0, game.num_actions)
+    state = game.step(game.init(), action)    # int32 action in [0, game.num_actions)
     mask = game.legal_action_mask(state)      # bool[game.num_actions]
     done = game.is_terminal(state)            # bool[]
     r = game.returns(state)                   # float32[2], (black, white); zeros until terminal
 
-Stepping an illegal action never raises inside jit: the game ends as a loss for the player
-who made it. Python-facing layers (GTP, SGF, CLI) reject illegal moves with a clear message
-before they reach ``step``.
+An illegal action never raises inside jit: the game ends as a loss for the player who made it.
+The Python-facing layers (GTP, SGF, CLI) reject illegal moves before they reach ``step``.
 """
 
 from __future__ import annotations
@@ -70,10 +67,8 @@ class Game(abc.ABC):
         """float32[2]: (black, white) outcome in {-1, 0, 1}; zeros until terminal."""
 
     def move_code(self, state: State, action: jnp.ndarray) -> jnp.ndarray:
-        """int32[]: code of ``action`` played in ``state``, in ``[0, num_move_codes)``.
-
-        Default, player x action: ``action`` for black, ``num_actions + action`` for white.
-        """
+        """int32[]: code of ``action`` in ``state``, in ``[0, num_move_codes)``; default ``action`` for
+        black, ``num_actions + action`` for white."""
         return jnp.asarray(action, jnp.int32) + (state.to_play < 0).astype(jnp.int32) * self.num_actions
 
     @property

@@ -1,32 +1,20 @@
 """Go as pure JAX functions: one unbatched game per state, jit- and vmap-safe.
 
-Rules followed (those of the Computer Go Olympiad and CGOS, i.e. Tromp-Taylor with komi):
+Rules (the Computer Go Olympiad's and CGOS's: Tromp-Taylor with komi): boards 2 to 19, actions
+``row * size + col`` (row 0 the top edge) and pass ``size * size``; black moves first. Chains
+left without liberties by the opponent's move are captured; suicide is illegal unless
+``allow_suicide`` (the chain is removed). Positional superko masks any move that recreates an
+earlier position (``superko=False``: simple ko). Pass is always legal. The game ends after two
+passes in a row, after ``max_moves`` actions (default ``2 * size * size``), or at an illegal
+action, which loses. Score: Tromp-Taylor area, black - white - komi; zero is a draw. Move codes:
+player x action (``action`` for black, ``num_actions + action`` for white).
 
-- Board sizes 2 to 19; actions are points ``row * size + col`` (row 0 is the top edge) and
-  ``size * size`` is pass. Black moves first.
-- A stone or chain without liberties after the opponent's move is captured.
-- Suicide is illegal (``allow_suicide=True`` allows it: the suicided chain is removed).
-- Positional superko: a move that would recreate any earlier whole-board position of the game
-  (including the start position) is masked out of the legal moves. ``superko=False`` uses the
-  simple ko rule instead (no immediate recapture of a single stone).
-- Pass is always legal. The game ends after two consecutive passes, after ``max_moves`` moves
-  (passes included; default ``2 * size * size``), or when a player steps an illegal action,
-  which loses.
-- Score: Tromp-Taylor area (stones plus empty regions that reach only one colour), black
-  area - white area - komi. Positive means black wins; zero is a draw.
-
-Move codes (for GRAVE/MCPS statistics): player x action, ``action`` for black and
-``num_actions + action`` for white.
-
-How it is fast: every step is O(size^2) dense vector work with no data-dependent loop over the
-board. Each stone carries its chain id (the index of one of its stones) and, broadcast from
-its chain, the chain's only liberty when it has exactly one: a segment min and max over chains
-of the stones' empty neighbours give it. Board hashes are 64-bit additive Zobrist hashes (two
-uint32 words). Positional superko is exact and checks few moves by lookup: an immediate
-recapture is the simple-ko point; other captures (and suicides) go through a Bloom filter of
-the history and only its hits are compared with the history; a plain move that would recreate
-an earlier position is found the other way round, since the history hash minus the current hash
-is then a single stone key, whose low bits name its point (``games/superko.py``).
+A step is O(size^2) dense vector work with no data-dependent loop: each stone carries its
+chain id and, when its chain has exactly one liberty, that liberty (a segment min and max over
+chains). Hashes are 64-bit additive Zobrist hashes (two uint32 words); superko checks few moves
+exactly (``games/superko.py``): a recapture is the ko point, other captures go through a Bloom
+filter of the history, and a plain move that repeats is found from the history hash minus the
+current one, a single stone key whose low bits name its point.
 """
 
 from __future__ import annotations
@@ -58,16 +46,15 @@ class GoState:
       atari_lib: int16[N], for a stone whose chain has exactly one liberty, that liberty; else -1.
       legal: bool[N + 1], the legal actions of the player to move (all False once over).
       hash: uint32[2], 64-bit Zobrist hash of the board (additive, two words).
-      history: uint32[H, 2], hashes of every position so far in order of play; rows past
-        ``history_len`` are unused.
+      history: uint32[H, 2], hashes of every position so far, in order; rows past ``history_len`` unused.
       history_len: int32[], number of valid rows in ``history``.
       bloom: uint32[W], Bloom filter bits of the history hashes (W >= H, a power of two).
       ko: int16[], the simple-ko point (an immediate single-stone recapture), -1 if none.
       passes: int8[], consecutive passes just played.
       move_count: int32[], actions played so far (passes included).
       terminal: bool[].
-      loser: int8[], colour of a player who lost by rule rather than by score (an illegal
-        action; in AtariGo and NoGo also being captured or having no move), 0 if none.
+      loser: int8[], colour that lost by rule rather than by score (an illegal action; in AtariGo
+        and NoGo also a capture or no move), 0 if none.
       last_move: int16[], the last action played, -1 at the start.
     """
 
@@ -89,11 +76,7 @@ class GoState:
 
 
 def _mix32(x):
-    """A 32-bit integer hash (xorshift-multiply finaliser): uint32 -> uint32, a bijection.
-
-    Works on numpy and jax arrays alike, so stone keys can be computed where a table gather
-    would be slower.
-    """
+    """A 32-bit xorshift-multiply finaliser, uint32 -> uint32 (a bijection), on numpy or jax arrays."""
     x = x ^ (x >> 16)
     x = x * np.uint32(0x7FEB352D)
     x = x ^ (x >> 15)
@@ -102,10 +85,10 @@ def _mix32(x):
 
 
 def stone_key(point, colour_index, word, xp=jnp):
-    """uint32: word ``word`` (0 or 1) of the Zobrist key of a stone (``colour_index`` 0 black, 1 white).
+    """uint32: word ``word`` (0 or 1) of a stone's Zobrist key (``colour_index`` 0 black, 1 white).
 
-    The low ``_POINT_BITS`` bits of word 0 are the point itself, so a hash difference that is
-    a single stone key names its point; the other 55 bits are pseudo-random.
+    The low ``_POINT_BITS`` bits of word 0 are the point, so a hash difference that is one stone
+    key names its point; the other 55 bits are pseudo-random.
     """
     point = xp.asarray(point).astype(xp.uint32)
     seed = xp.asarray(colour_index).astype(xp.uint32) * np.uint32(0x9E3779B9) + np.uint32(word * 0x632BE5AB + 0x2545F491)
@@ -144,9 +127,8 @@ class Go(Game):
       superko: positional superko if True, else simple ko.
       allow_suicide: if True, suicide is legal and removes the suicided chain.
       max_moves: the game ends after this many actions; default ``2 * size * size``.
-      pass_after: passing is legal only from this move number on (counting from 0), or when no
-        other move is legal; 0 (the rules): always. A self-play aid: it keeps a young network
-        from ending games by passing before anything is decided.
+      pass_after: pass is legal only from this move number on (from 0) or when nothing else is;
+        0 (the rules): always. A self-play aid against a young network's early passes.
     """
 
     size: int = 19
@@ -198,13 +180,8 @@ class Go(Game):
         return self.init_from_board(jnp.zeros(self.num_points, jnp.int8), BLACK)
 
     def init_from_board(self, board, to_play=BLACK) -> GoState:
-        """A game starting from setup stones (handicap, SGF AB/AW).
-
-        Args:
-          board: int8[N] setup stones. Every chain must have a liberty (``validate_setup``
-            checks this outside jit).
-          to_play: colour to move first, +1 or -1.
-        """
+        """A game from setup stones ``board`` (int8[N]; every chain needs a liberty: ``validate_setup``),
+        ``to_play`` (+1 or -1) to move."""
         board = jnp.asarray(board, jnp.int8).reshape(self.num_points)
         to_play = jnp.asarray(to_play, jnp.int8)
         chain_id = _label_chains(board, self.size)
@@ -299,16 +276,13 @@ class Go(Game):
         return self._rule_outcome(new, play, captured)
 
     def _rule_outcome(self, state: GoState, played, captured) -> GoState:
-        """Hook for Go variants that end by rule: ``state`` is after the move, ``played`` says a
-        stone was placed and ``captured`` (bool[N]) marks the stones it took. Go: unchanged."""
+        """Hook for variants that end by rule, given the state after a move, whether a stone was
+        placed and the stones it took (bool[N]). Go: ``state`` unchanged."""
         return state
 
     def resume(self, state: GoState) -> GoState:
-        """``state`` reopened for play to go on after two passes (a cleanup phase, in which an
-        engine captures the stones it considers dead before passing again): the pass count is
-        reset and the legal moves of the player to move are recomputed; the next two passes in a
-        row end the game again. A game over by the move limit or by an illegal move, or not
-        over, is returned unchanged. Jit- and vmap-safe."""
+        """A game ended by two passes reopened for a cleanup phase (pass count reset, legal moves
+        recomputed); any other state unchanged."""
         resume = state.terminal & (state.loser == 0) & (state.move_count < self.max_moves)
         reopened = state.replace(passes=jnp.int8(0), terminal=jnp.bool_(False))
         reopened = reopened.replace(legal=self._legal(reopened))
@@ -333,9 +307,8 @@ class Go(Game):
         return jnp.stack([jnp.sum(owner == BLACK), jnp.sum(owner == WHITE)]).astype(jnp.int32)
 
     def ownership(self, state: GoState) -> jnp.ndarray:
-        """int8[N]: each point's Tromp-Taylor owner: +1 (black) for black stones and empty points
-        reaching only black, -1 (white) likewise, 0 for empty points reaching both or neither.
-        ``area`` counts it; KataGo's ownership head learns it."""
+        """int8[N]: each point's Tromp-Taylor owner: +1 black, -1 white (stones, and empty points
+        reaching only that colour), 0 for empty points reaching both or neither."""
         board = state.board
         empty = board == 0
 
@@ -376,12 +349,8 @@ class Go(Game):
 
     # ------------------------------------------------------------------------- internals
     def _atari_libs(self, board, chain_id):
-        """int16[N]: for each stone, its chain's only liberty if it has exactly one, else -1.
-
-        Each stone knows the smallest and largest index of its empty neighbours; a segment
-        min and max over chains give each chain's smallest and largest liberty. The chain is in
-        atari exactly when they are equal.
-        """
+        """int16[N]: for each stone, its chain's only liberty if it has exactly one, else -1
+        (the chain's smallest and largest liberty, by segment min and max, are equal)."""
         n, size = self.num_points, self.size
         # Materialise the new board first: fused into the stencil below, the move's selects
         # would be recomputed for every neighbour of every point.
@@ -398,14 +367,8 @@ class Go(Game):
         return jnp.where(stone & (lo == hi), lo, -1).astype(jnp.int16)
 
     def _move_facts(self, state: GoState):
-        """What a stone of the player to move would do on each point.
-
-        Returns:
-          (empty, keeps_liberty, captures), each bool[N]: the point is empty; the stone would
-          have a liberty without capturing (an empty neighbour, or a friendly neighbour chain
-          not in atari); it would capture (an enemy neighbour chain in atari has its only
-          liberty here).
-        """
+        """``(empty, keeps_liberty, captures)``, bool[N] each, for a stone of the mover on each point:
+        the point is empty; the stone has a liberty without capturing; it captures."""
         p, size = state.to_play, self.size
         nb_board = grid.neighbours(state.board, size, _EDGE)
         nb_atari = grid.neighbours(state.atari_lib, size, -1)
@@ -415,8 +378,7 @@ class Go(Game):
         return state.board == 0, has_lib | safe_join, captures
 
     def _legal(self, state: GoState) -> jnp.ndarray:
-        """bool[N + 1]: legal actions for ``state.to_play`` (pass always legal, unless
-        ``pass_after`` says not yet and another move is legal)."""
+        """bool[N + 1]: legal actions for ``state.to_play`` (pass last; see ``pass_after``)."""
         n = self.num_points
         empty, keeps_liberty, captures = self._move_facts(state)
         breathes = keeps_liberty | captures
@@ -432,16 +394,12 @@ class Go(Game):
         return jnp.concatenate([legal, can_pass])
 
     def _superko_repeats(self, state: GoState, captures, suicides):
-        """bool[N]: empty points whose move would recreate an earlier position.
+        """bool[N]: empty points whose move would recreate an earlier position, given the points
+        where the move captures and where it is suicide (bool[N] each).
 
-        Three exact tests, cheapest first: the simple-ko point (an immediate recapture recreates
-        the position before the opponent's move); for other captures (and suicides), a Bloom
-        filter on hash word 1 of the resulting position, its hits confirmed in the history one
-        at a time; for plain moves, the history rows that are this position plus one own stone.
-
-        Args:
-          captures: bool[N], empty points where the move captures.
-          suicides: bool[N], empty points where the move is suicide.
+        Exact, cheapest test first: the simple-ko point; other captures and suicides through a
+        Bloom filter on hash word 1, hits confirmed in the history; plain moves from the history
+        rows that are this position plus one own stone.
         """
         n = self.num_points
         p = state.to_play
@@ -513,11 +471,7 @@ def _label_chains(board, size):
 
 
 def fixed_handicap_vertices(size: int, stones: int) -> list[str]:
-    """GTP v2 fixed handicap placement (section 4.1.1) as vertices.
-
-    Raises:
-      ValueError: if the board size does not allow that many fixed handicap stones.
-    """
+    """GTP v2 fixed handicap placement (section 4.1.1) as vertices; ``ValueError`` if undefined."""
     if size < 7 or stones < 2 or stones > (4 if size == 7 else 9) or (size % 2 == 0 and stones > 4):
         raise ValueError(f"fixed handicap of {stones} stones is not defined on a {size}x{size} board")
     edge = 3 if size >= 13 else 2  # distance from the edge: 4-4 points on 13+, 3-3 below

@@ -1,8 +1,8 @@
-"""Square-grid helpers shared by the Go family: neighbour stencils and GTP vertices.
+"""Square-grid helpers of the Go family: neighbour stencils and GTP vertices.
 
-Points are flat indices ``row * size + col``; row 0 is the top edge (GTP row ``size``) and
-column 0 is GTP column ``A``. Neighbour access is done with pad-and-slice stencils on the
-``[size, size]`` view rather than gathers: dense shifts vectorise well on every backend.
+Points are flat indices ``row * size + col``; row 0 is the top edge (GTP row ``size``), column 0
+is GTP column ``A``. Neighbours come from pad-and-slice stencils rather than gathers: dense
+shifts vectorise well on every backend.
 """
 
 from __future__ import annotations
@@ -16,18 +16,11 @@ GTP_COLUMNS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"  # GTP skips the letter I.
 
 
 def neighbours(x: jnp.ndarray, size: int, fill) -> tuple[jnp.ndarray, ...]:
-    """Values of the four orthogonal neighbours of every point.
+    """``(up, down, left, right)``, each like ``x`` (``[size * size]``, any dtype): the four
+    orthogonal neighbours' values of every point, ``fill`` beyond the edge.
 
-    Returned as four separate arrays, not stacked: combining them elementwise (``|``, ``+``)
-    keeps vmapped layouts contiguous, where a stacked direction axis costs transposes.
-
-    Args:
-      x: ``[size * size]`` array (any dtype), one value per point.
-      size: board side.
-      fill: value used for neighbours beyond the edge.
-
-    Returns:
-      ``(up, down, left, right)``, each ``[size * size]``.
+    Four arrays rather than one stacked: combined elementwise they keep vmapped layouts
+    contiguous, where a direction axis costs transposes.
     """
     n = size * size
     fill = jnp.asarray(fill, dtype=x.dtype)
@@ -84,11 +77,8 @@ def to_vertex(point: int, size: int) -> str:
 
 
 def from_vertex(vertex: str, size: int) -> int:
-    """Flat point index of a GTP vertex such as ``"D4"`` (``size * size`` for ``"pass"``).
-
-    Raises:
-      ValueError: naming the vertex, if it is malformed or off the board.
-    """
+    """Flat point index of a GTP vertex such as ``"D4"`` (``size * size`` for ``"pass"``);
+    ``ValueError`` naming a malformed or off-board vertex."""
     v = vertex.strip().upper()
     if v == "PASS":
         return size * size
@@ -102,10 +92,8 @@ def from_vertex(vertex: str, size: int) -> int:
 
 
 def render(board, size: int, last_move: int | None = None) -> str:
-    """A text diagram of a board (int values +1 black ``X``, -1 white ``O``, 0 empty).
-
-    Row labels follow GTP (``size`` at the top); the last move, if given, is bracketed.
-    """
+    """A text diagram of a board (+1 black ``X``, -1 white ``O``, 0 empty), GTP row labels, the
+    last move (if given) bracketed."""
     b = np.asarray(board).reshape(size, size)
     cols = "   " + " ".join(GTP_COLUMNS[:size])
     lines = [cols]

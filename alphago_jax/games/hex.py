@@ -1,48 +1,27 @@
 """Hex as pure JAX functions: one unbatched game per state, jit- and vmap-safe.
 
-Rules followed (those of OpenSpiel's ``hex``, checked move by move against it in
-``tests/test_hex.py``):
-
-- The board is an ``n`` x ``n`` rhombus of hexagonal cells, ``n = size`` from 3 to 19. Cell
-  ``(row, col)`` has index ``row * size + col``; row 0 is the top edge and column 0 the left
-  edge, and each row is drawn shifted half a cell right of the one above it::
+The rules are OpenSpiel's ``hex`` (checked move by move in ``tests/test_hex.py``). The board is
+a ``size`` x ``size`` rhombus (3 to 19) of cells ``row * size + col``, each row drawn half a
+cell right of the one above::
 
         a b c          (3 x 3: row 0)
          d e f         (row 1)
           g h i        (row 2)
 
-  so ``(row, col)`` touches the six cells ``(row, col - 1)``, ``(row, col + 1)``,
-  ``(row - 1, col)``, ``(row - 1, col + 1)``, ``(row + 1, col - 1)`` and ``(row + 1, col)``
-  (those on the board). The acute (60 degree) corners are ``(0, 0)`` and
-  ``(size - 1, size - 1)``; the obtuse ones are ``(0, size - 1)`` and ``(size - 1, 0)``.
-- Black (+1) moves first and wins by joining the top row to the bottom row with a chain of
-  adjacent black stones; white (-1) wins by joining the left column to the right column. A
-  corner cell belongs to both edges that meet there. A move is a stone on any empty cell;
-  there is no pass. The game ends as soon as a player joins their two edges: that player wins.
-  A full board always contains exactly one such chain, so there are no draws and a game lasts
-  at most ``size * size`` moves (one more with the swap rule).
-- Swap (pie) rule, only with ``swap=True``: action ``size * size`` is legal for white on the
-  second move of the game only (exactly one black stone on the board). It removes black's stone
-  at ``(row, col)`` and puts a white stone on the mirrored cell ``(col, row)``; then black is to
-  move. The players keep their colours and edges: in effect, white takes over black's first
-  move (mirroring across the long diagonal swaps the two colours' edges). This is OpenSpiel's
-  ``hex`` with ``swap=true``; the swap counts as a move.
-- Stepping an illegal action (an occupied cell, an out-of-range action, a swap when not
-  allowed) ends the game as a loss for the player who made it; actions once the game is over
-  are ignored.
-- ``returns`` is ``(+1, -1)`` if black won, ``(-1, +1)`` if white won, zeros until the end.
+so ``(row, col)`` touches ``(row, col - 1)``, ``(row, col + 1)``, ``(row - 1, col)``,
+``(row - 1, col + 1)``, ``(row + 1, col - 1)`` and ``(row + 1, col)``. Black (+1) moves first
+and wins by joining the top and bottom rows, white (-1) by joining the left and right columns (a
+corner belongs to both its edges); the game ends at once, and has no draws and no pass. With
+``swap=True``, action ``size * size`` is legal for white on the second move only: black's stone
+at ``(r, c)`` becomes a white stone at ``(c, r)`` and black is to move (OpenSpiel's
+``swap=true``; it counts as a move). An illegal action loses; actions after the end are ignored.
+``returns`` is ``(+1, -1)`` if black won, ``(-1, +1)`` if white won, zeros until the end.
 
-``num_actions`` is ``size * size`` (``+ 1`` with swap). Move codes (GRAVE/MCPS): player x
-action, ``action`` for black and ``num_actions + action`` for white, in
-``[0, 2 * num_actions)``; the swap action has the code ``2 * num_actions - 1`` (only white
-swaps). Hex is commutative: the same set of (player, cell) codes reaches the same position in
-any order.
-
-How it is fast: a step is O(size^2) dense vector work with no data-dependent loop. Every stone
-carries its group id (the index of one of its stones) and its group's edge flags (bit 0: the
-first edge of its colour, top or left; bit 1: the second, bottom or right). A new stone merges
-the groups of its same-coloured neighbours into one group named after it, whose flags are the
-OR of theirs and of its own cell's edges; both flags set means the mover has won.
+Move codes: player x action, in ``[0, 2 * num_actions)`` (``num_actions`` is ``size * size``,
+plus 1 with swap; the swap's code is ``2 * num_actions - 1``). Hex is commutative: the same set
+of codes reaches the same position in any order. A step is O(size^2) dense work: each stone
+carries its group id and the group's edge flags (bit 0 top / left, bit 1 bottom / right); a new
+stone merges its neighbours' groups and ORs their flags, and both flags set means a win.
 """
 
 from __future__ import annotations
@@ -68,10 +47,8 @@ class HexState:
     Attributes:
       board: int8[N], +1 black, -1 white, 0 empty.
       to_play: int8[], +1 black to move, -1 white to move.
-      group: int16[N], index of a stone of the same group (connected same-coloured stones);
-        -1 on empty cells.
-      edges: int8[N], for a stone, the edge flags of its group (bit 0 top / left edge, bit 1
-        bottom / right edge, for black / white); 0 on empty cells.
+      group: int16[N], index of a stone of the same group (connected same-coloured stones); -1 empty.
+      edges: int8[N], a stone's group's edge flags (bit 0 top / left, bit 1 bottom / right); 0 empty.
       move_count: int32[], actions played so far (a swap counts).
       terminal: bool[].
       winner: int8[], +1 or -1 once the game is over, else 0.
@@ -162,12 +139,8 @@ class Hex(Game):
         )
 
     def init_from_board(self, board, to_play=BLACK) -> HexState:
-        """A game starting from setup stones (hand-made positions, puzzles).
-
-        Groups are labelled by min-label propagation (a loop over the board, fine outside the
-        hot path). A setup board in which a player already joins their edges is terminal, won by
-        that player. ``move_count`` is the number of stones.
-        """
+        """A game from setup stones; already won if a player joins their edges. ``move_count``: the
+        number of stones."""
         n = self.num_points
         board = jnp.asarray(board, jnp.int8).reshape(n)
         to_play = jnp.asarray(to_play, jnp.int8)

@@ -1,23 +1,14 @@
-"""A history-keeping wrapper for the Go family: the state carries what the input planes need.
+"""``WithHistory``: a Go-family game whose state also carries what the input planes need.
 
-``WithHistory(game, boards=8)`` is a ``Game`` whose state holds the inner game's state plus
-
-- ``boards``: int8[k, N], the last ``k`` boards, most recent first (``boards[0]`` is the
-  current board); rows before the start of the game are zeros. AlphaGo Zero's 17 planes read it.
-- ``placed_at``: int32[N], the move number (``move_count`` right after that move, so 1 for the
-  first move) at which the stone now on each point was placed; 0 on empty points and for setup
-  stones. AlphaGo's "turns since" planes read it: a stone's age in turns is
-  ``move_count - placed_at + 1`` (1 for the stone just played).
-
-The rules are untouched: every call goes to the inner game, and each step adds O(k * N) work.
-A step the inner game ignores (the game was already over) or rejects (an illegal action: the
-game ends, the board is unchanged) leaves the history as it is; a pass repeats the board in it.
-
-Usage::
+``WithHistory(game, boards=k)`` wraps a game; its ``HistoryState`` holds the inner state, the
+last ``k`` boards (AlphaGo Zero's planes) and the move at which each stone was placed (AlphaGo's
+"turns since" planes). The rules are untouched: every call goes to the inner game, and a step
+adds O(k * N) work. A step the inner game ignores (the game was over) or rejects (an illegal
+action) leaves the history as it is; a pass repeats the board::
 
     game = WithHistory(games.make("go", size=19))
     state = game.step(game.init(), 72)
-    state.board, state.to_play          # the inner state's fields read through
+    state.board, state.to_play          # the inner state's fields, read through
     state.inner                         # the GoState itself
 """
 
@@ -38,8 +29,9 @@ class HistoryState:
     Attributes:
       inner: the wrapped game's state (a ``GoState``).
       boards: int8[k, N], the last k boards, most recent first; zeros before the start.
-      placed_at: int32[N], the move number at which the stone on each point was placed (the
-        inner ``move_count`` just after that move); 0 on empty points and for setup stones.
+      placed_at: int32[N], the inner ``move_count`` just after the stone on each point was placed
+        (1 for the first move; a stone's age in turns is ``move_count - placed_at + 1``); 0 on
+        empty points and for setup stones.
     """
 
     inner: object
@@ -63,8 +55,6 @@ class HistoryState:
 @dataclasses.dataclass(frozen=True)
 class WithHistory(Game):
     """A Go-family game whose state keeps the last ``boards`` boards and stone placement times.
-
-    Hashable (close over it with ``jax.jit``). Every method is pure, jit- and vmap-safe.
 
     Attributes:
       game: the wrapped game (``Go``, ``AtariGo`` or ``NoGo``).

@@ -1,13 +1,11 @@
-"""The position history behind Go's positional superko: a Bloom filter of past positions and
-exact look-ups in the history of hashes (uint32[H, 2], 64-bit additive Zobrist hashes held as two
-words; the Bloom filter indexes word 1).
+"""Go's positional superko history: a Bloom filter of past positions and exact look-ups in the
+history of hashes (uint32[H, 2], 64-bit additive Zobrist hashes as two words; the filter indexes
+word 1).
 
-``Go._superko_repeats`` passes only the captures that the Bloom filter may have seen, and the
-history rows that are the position plus one own stone, to ``confirm_repeats``, whose
-``while_loop`` runs once per remaining candidate of the busiest game in a batch (rarely more than
-once). Dense alternatives (every point's resulting hash against every history row, chains
-reduced by size^2 x size^2 compares instead of segment reductions) were measured on an H200 and
-lost at every batch above 512 (docs/benchmarks.md, "Accelerator check").
+``Go._superko_repeats`` passes ``confirm_repeats`` only the Bloom filter's hits and the history
+rows that are the position plus one own stone; its loop runs once per candidate of the busiest
+game in a batch, rarely more than once. Dense alternatives were slower (docs/benchmarks.md,
+"Accelerator check").
 """
 
 from __future__ import annotations
@@ -18,10 +16,8 @@ import numpy as np
 
 
 def bloom_bits(bloom, h1):
-    """Two (word index, bit mask) pairs for hash word(s) ``h1`` (uint32) in a table uint32[W].
-
-    The two indices are the top bits of ``h1`` and of ``h1`` times an odd constant.
-    """
+    """Two (word index, bit mask) pairs for hash word(s) ``h1`` (uint32) in a table uint32[W]: the
+    top bits of ``h1`` and of ``h1`` times an odd constant."""
     shift = 32 - (_log2(bloom.shape[0]) + 5)
     out = []
     for mult in (1, 0x9E3779B1):
@@ -49,11 +45,7 @@ def _log2(x: int) -> int:
 
 
 def confirm_repeats(history, valid, full_hash, maybe, plain, plain_points):
-    """Exact history look-ups for the few candidates the dense pre-filters left.
-
-    One iteration checks one candidate's exact hash against the whole history (dense
-    compares) and names the point of one plain-move match; under vmap the loop runs as many
-    times as the busiest game needs, which is rarely more than one.
+    """Exact history look-ups for the few candidates the pre-filters left, one per iteration.
 
     Args:
       history: uint32[H, 2]; valid: bool[H], rows in use.

@@ -1,6 +1,7 @@
-"""AlphaGo's policy network (SL and RL policy; Silver et al. 2016, seed 001) and its trunk.
+"""AlphaGo's policy network (the SL and RL policies of Silver et al. 2016, "Mastering the game of
+Go with deep neural networks and tree search") and its convolutional trunk.
 
-Architecture at the defaults (19x19, 48 input planes)::
+At the defaults (19x19, 48 input planes)::
 
     x: [B, 19, 19, 48]
     conv 5x5, 192 filters, ReLU                         1 layer    5*5*48*192 + 192   =   230,592
@@ -10,20 +11,10 @@ Architecture at the defaults (19x19, 48 input planes)::
     pass logit (one learned scalar)                                                   =         1
     -> logits [B, 19*19 + 1]                                                    total   3,882,794
 
-The paper's output layer "convolves 1 filter of kernel size 1x1 with a different bias for each
-position"; that is the default (``position_bias=True``). Against seed 001's table (first conv
-230,592; middle convs; output conv 193 = 192 weights + one shared bias) the extra parameters are
-exactly: 360 (361 per-point biases replace the one shared bias) + 1 (the pass logit) = 361.
-With ``position_bias=False`` the 1x1 conv has one shared bias as in the seed's table, and the
-only extra parameter is the pass logit.
-
-Note: seed 001 prints the 11 middle layers as 3,633,792, but its own formula
-``(3*3*192*192 + 192) * 11`` is 3,651,648 (3,633,792 is not a multiple of any 3x3 192->192
-layer count); this module follows the formula.
-
-The paper's network has no pass output; here the pass logit is one learned scalar (initialised
-to 0) appended after the 361 point logits, so that the policy covers every Go action
-(``game.num_actions = S*S + 1``, pass last).
+The output layer is the paper's "1 filter of kernel size 1x1 with a different bias for each
+position" (``position_bias=False``: one shared bias instead, 360 parameters fewer). The paper's
+network has no pass output; here a learned pass logit (initialised to 0) follows the 361 point
+logits, so that the policy covers every Go action (pass last).
 """
 
 from __future__ import annotations
@@ -46,9 +37,7 @@ def check_planes(x: jnp.ndarray, in_planes: int, who: str) -> int:
 
 
 def trunk_of(net) -> "ConvTrunk":
-    """The ``ConvTrunk`` submodule (named ``trunk``) configured by a network's own attributes
-    (``in_planes``, ``filters``, ``trunk_layers``, ``first_kernel``, ``kernel``, ``dtype``).
-    Call it inside the network's compact ``__call__``."""
+    """The ``ConvTrunk`` (named ``trunk``) of a network's own attributes, for its compact ``__call__``."""
     return ConvTrunk(
         in_planes=net.in_planes,
         filters=net.filters,
@@ -61,11 +50,7 @@ def trunk_of(net) -> "ConvTrunk":
 
 
 class ConvTrunk(nn.Module):
-    """The convolutional trunk of AlphaGo's policy and value networks.
-
-    ``layers`` same-padded convolutions, each followed by ReLU: the first with a
-    ``first_kernel`` square kernel, the others with ``kernel``; every one with ``filters``
-    output channels and a bias.
+    """AlphaGo's trunk: ``layers`` same-padded convolutions with bias, each followed by ReLU.
 
     Attributes:
       in_planes: input planes (48 for the policy network, 49 for the value network).
@@ -75,7 +60,7 @@ class ConvTrunk(nn.Module):
       kernel: kernel side of the other layers (3).
       dtype: computation dtype (float32, or bfloat16 for speed); parameters stay float32.
 
-    Input ``[B, S, S, in_planes]`` (any float dtype); output ``[B, S, S, filters]`` in ``dtype``.
+    Call: ``[B, S, S, in_planes]`` (any float dtype) -> ``[B, S, S, filters]`` in ``dtype``.
     """
 
     in_planes: int = 48
@@ -106,11 +91,7 @@ class PolicyNet(nn.Module):
       first_kernel: first layer's kernel side (5).
       kernel: other trunk layers' kernel side (3).
       position_bias: one output bias per point (the paper; default) rather than one shared bias.
-      dtype: computation dtype of the trunk and output conv (float32 or bfloat16); parameters
-        are float32 and the returned logits are always float32.
-
-    Parameters beyond seed 001's count (see the module docstring): ``pass_logit`` (1) and, with
-    ``position_bias``, ``position_bias`` [S*S] in place of the output conv's single bias (+S*S-1).
+      dtype: computation dtype (float32 or bfloat16); parameters and logits are float32.
 
     Call: ``x`` ``[B, S, S, in_planes]`` -> logits ``float32[B, S*S + 1]`` (index
     ``row * S + col``, pass last). Softmax outside, e.g. ``masked_softmax(logits, legal)``.
@@ -138,17 +119,8 @@ class PolicyNet(nn.Module):
 
 
 def masked_softmax(logits: jnp.ndarray, mask: jnp.ndarray | None = None, temperature: float = 1.0) -> jnp.ndarray:
-    """Softmax over actions restricted to ``mask``.
-
-    Args:
-      logits: ``[..., A]`` float.
-      mask: optional bool ``[..., A]``; masked-out actions get probability exactly 0.
-      temperature: logits are divided by it before the softmax.
-
-    Returns:
-      float32 ``[..., A]`` probabilities summing to 1 where the mask has a True entry; all
-      zeros where it has none (e.g. a finished game), never NaN.
-    """
+    """float32 ``[..., A]``: softmax of ``logits / temperature`` over the actions of the optional
+    bool ``mask`` ``[..., A]`` (exactly 0 elsewhere; all zeros, never NaN, where none is True)."""
     z = jnp.asarray(logits, jnp.float32) / temperature
     if mask is None:
         return nn.softmax(z, axis=-1)

@@ -1,7 +1,7 @@
-"""AlphaGo Zero's dual-head residual network (Silver et al. 2017).
+"""AlphaGo Zero's dual-head residual network (Silver et al. 2017, "Mastering the game of Go
+without human knowledge"), with KataGo's optional additions.
 
-Architecture (defaults: the paper's 20-block network, i.e. the convolutional block + 19
-residual blocks, 256 filters, 17 input planes)::
+At the defaults (the paper's 20-block network: a convolutional block + 19 residual blocks)::
 
     x: [B, S, S, 17]
     stem:      conv 3x3 F, BN, ReLU
@@ -9,40 +9,19 @@ residual blocks, 256 filters, 17 input planes)::
     policy:    conv 1x1 2, BN, ReLU, flatten, FC S*S+1           -> logits [B, S*S + 1]
     value:     conv 1x1 1, BN, ReLU, flatten, FC 256, ReLU, FC 1, tanh   -> value [B]
 
-Convolutions followed by batch norm have no bias (the norm's offset plays that role); the
-fully connected layers have biases. Batch norm keeps running statistics in the
-``batch_stats`` collection::
+Convolutions followed by batch norm have no bias; the fully connected layers have one. At 19x19
+that is 22,827,877 parameters (plus 19,974 running statistics in ``batch_stats``)::
 
     variables = net.init(key, x)                          # {"params", "batch_stats"}
     (logits, v), upd = net.apply(variables, x, train=True, mutable=["batch_stats"])
-    variables = {**variables, **upd}                      # running statistics updated
-    logits, v = net.apply(variables, x)                   # train=False: running statistics
+    logits, v = net.apply({**variables, **upd}, x)        # train=False: running statistics
 
-KataGo's additions (Wu 2019, "Accelerating Self-Play Learning in Go"), each off by default so that
-the network above, its parameters and its ``(logits, value)`` outputs are unchanged::
-
-    global_pool: every third block, counting back from the last, is a GlobalPoolBlock: its first
-               conv's last G = F // 4 channels are BN, ReLU, pooled over the board (mean and max)
-               and turned by an FC layer into a bias added to the other F - G channels
-    ownership: conv 1x1 1 (with bias), flatten, tanh         -> ownership [B, S*S]
-    score:     FC 1 on the value head's hidden layer, times S  -> score [B]
-
-    size_agnostic: KataGo's fully convolutional heads, so that one set of parameters plays every
-               board size (global pooling as above, with the board-width feature, also in the tower):
-      policy: conv 1x1 P and conv 1x1 G; the G channels BN, ReLU, pooled (mean, mean * (S - 14) / 10,
-              max) -> FC -> a bias on the P channels; BN, ReLU, conv 1x1 1 -> one logit a point;
-              the pooled G values -> FC 1 -> the pass logit                  -> logits [B, S*S + 1]
-      value:  conv 1x1 V, BN, ReLU, pooled the same way, FC value_hidden, ReLU, FC 1, tanh -> value [B]
-      (P = G = V = max(2, F // 8); ownership and score as below, from the same tower and hidden layer)
-
-With ``ownership`` or ``score`` on, the call returns a ``DualOutput`` (logits, value, ownership,
-score; a head that is off gives None) instead of the pair; ``policy_value`` takes the pair out of
-either, and ``policy_value_apply(net)`` is ``net.apply`` returning the pair, for searches and players.
-
-At 19x19 with the defaults the network has 22,827,877 parameters: stem 39,680 (conv 39,168 +
-BN 512), 19 blocks of 1,180,672, policy head 262,242 (conv 512 + BN 4 + FC 722*362 + 362),
-value head 93,187 (conv 256 + BN 2 + FC 361*256 + 256 + FC 257); plus 19,974 running
-statistics in ``batch_stats``. The paper gives the layers, not a parameter count.
+KataGo's additions (Wu 2019, "Accelerating Self-Play Learning in Go"), each off by default:
+``global_pool`` (``GlobalPoolBlock`` in every third block from the last), the ``ownership``
+(conv 1x1, tanh -> ``[B, S*S]``) and ``score`` (FC 1 on the value head's hidden layer, times S)
+heads, and ``size_agnostic`` heads (1x1 convolutions and pooled features, so that one set of
+parameters plays every board size). With an auxiliary head on, the call returns a
+``DualOutput``; ``policy_value`` takes ``(logits, value)`` out of either form.
 """
 
 from __future__ import annotations
@@ -82,9 +61,8 @@ class ResidualBlock(nn.Module):
 def _board_max(x: jnp.ndarray) -> jnp.ndarray:
     """``[B, S, S, C]`` -> ``[B, C]``: the maximum over the board, as a gather at the argmax.
 
-    ``jnp.max``'s gradient divides by the number of points equal to the maximum, and under jit
-    XLA may recompute the input in another fusion with other rounding, so that no point equals
-    it: 0 / 0, NaN gradients (seen on CPU in training). A gather has a plain scatter gradient.
+    Why: ``jnp.max``'s gradient divides by the number of points equal to the maximum, and XLA
+    may recompute the input with other rounding so that none does (0 / 0, NaN gradients).
     """
     flat = x.reshape(x.shape[:-3] + (-1, x.shape[-1]))
     at = jnp.argmax(flat, axis=-2, keepdims=True)
@@ -102,13 +80,10 @@ def _pool(x: jnp.ndarray, width_scaled: bool) -> jnp.ndarray:
 class GlobalPoolBlock(nn.Module):
     """A residual block with KataGo's global pooling bias. ``[B, S, S, F]`` -> same.
 
-    conv 3x3 F, split into F - G regular and G pooled channels; the pooled ones: BN, ReLU, mean
-    and max over the board -> float32[B, 2G] -> FC (no bias: a batch norm follows) -> a bias per
-    regular channel, added at every point; then BN, ReLU, conv 3x3 (F - G -> F), BN, add the
-    input, ReLU. The pooled values see the whole board at once, which a stack of 3x3 convolutions
-    needs many blocks to do (whole-board facts: ko threats, who is ahead, big groups' life).
-    KataGo's third pooled value (the mean scaled by the board width, ``width_scaled``) only
-    matters for a net that plays several board sizes.
+    conv 3x3 F split into F - G regular and G pooled channels; the pooled ones (BN, ReLU, mean and
+    max over the board, plus with ``width_scaled`` the mean scaled by the board width) go through
+    an FC layer into a bias on the regular ones; then BN, ReLU, conv 3x3 (F - G -> F), BN, add the
+    input, ReLU. The pooled values see the whole board at once, which 3x3 convolutions cannot.
     """
 
     filters: int
@@ -140,10 +115,10 @@ class DualOutput(NamedTuple):
     Attributes:
       logits: float32[B, S*S + 1], policy logits (index ``row * S + col``, pass last).
       value: float32[B], the expected outcome in ``[-1, 1]`` for the player to move.
-      ownership: float32[B, S*S] in ``[-1, 1]``: each point's predicted final owner, +1 the
-        player to move, -1 the opponent (Tromp-Taylor area at the game's end); or None.
-      score: float32[B], the predicted final area score margin in points (area minus the
-        opponent's area, komi included) for the player to move; or None.
+      ownership: float32[B, S*S] in ``[-1, 1]``, each point's final Tromp-Taylor owner, +1 the
+        player to move; or None.
+      score: float32[B], the final area margin in points (komi included) for the player to move;
+        or None.
     """
 
     logits: jnp.ndarray
@@ -158,9 +133,8 @@ def policy_value(outputs) -> tuple[jnp.ndarray, jnp.ndarray]:
 
 
 def policy_value_apply(net: nn.Module) -> Callable:
-    """``(variables, planes) -> (logits, value)``: ``net.apply`` in eval mode with the auxiliary
-    heads' outputs dropped (what ``search.network_evaluator`` and the players take). Under jit
-    the dropped heads are not computed."""
+    """``(variables, planes) -> (logits, value)``: ``net.apply`` in eval mode, auxiliary heads dropped
+    (under jit, not computed)."""
     return lambda variables, planes: policy_value(net.apply(variables, planes))
 
 
@@ -169,26 +143,23 @@ class DualResNet(nn.Module):
 
     Attributes:
       in_planes: input planes (17: 8 positions x 2 colours + colour to play).
-      blocks: residual blocks after the convolutional stem (19: the paper's "20 blocks"; 39 for
-        its 40-block network; 2 is fine for tests).
+      blocks: residual blocks after the stem (19: the paper's "20 blocks"; 39 for its 40 blocks).
       filters: channels of the tower (256).
       value_hidden: width of the value head's hidden layer (256).
       bn_momentum: decay of the running statistics (0.9).
       bn_epsilon: batch norm epsilon (1e-5).
-      dtype: computation dtype (float32 or bfloat16); parameters and running statistics are
-        float32, outputs always float32.
+      dtype: computation dtype (float32 or bfloat16); parameters, statistics and outputs are float32.
       ownership: KataGo's ownership head (see ``DualOutput``).
       score: KataGo's score-margin head (see ``DualOutput``).
-      global_pool: KataGo's global pooling bias in every third block, counting back from the last
-        (so a 1-block network has one, a 6-block network two); needs ``filters >= 2``.
-      size_agnostic: KataGo's fully convolutional heads (see the module's docstring): no layer's
-        shape depends on the board, so the same parameters run on every size; implies
-        ``global_pool``.
+      global_pool: KataGo's global pooling bias in every third block counting back from the last;
+        needs ``filters >= 2``.
+      size_agnostic: KataGo's fully convolutional heads, whose shapes do not depend on the board;
+        implies ``global_pool``.
 
-    Call: ``x`` ``[B, S, S, in_planes]``, ``train`` (use and update batch statistics; needs
-    ``mutable=["batch_stats"]``) -> ``(logits float32[B, S*S + 1], value float32[B])``: policy
-    logits (index ``row * S + col``, pass last) and the expected outcome in ``[-1, 1]`` for
-    the player to move; with ``ownership`` or ``score`` on, a ``DualOutput``.
+    Call: ``x`` ``[B, S, S, in_planes]``, ``train`` (batch statistics, with
+    ``mutable=["batch_stats"]``) -> ``(logits float32[B, S*S + 1], value float32[B])``, logits
+    indexed ``row * S + col`` with pass last and the value in ``[-1, 1]`` for the player to move;
+    a ``DualOutput`` with ``ownership`` or ``score`` on.
     """
 
     in_planes: int = 17
@@ -239,8 +210,8 @@ class DualResNet(nn.Module):
             o = nn.Conv(1, (1, 1), dtype=self.dtype, name="ownership_conv")(h)
             ownership = jnp.tanh(o.reshape(o.shape[:-3] + (size * size,)).astype(jnp.float32))
         if self.score:
-            # The value head's hidden layer (KataGo's value head feeds its score outputs too). Times
-            # S: margins reach +-S*S points, and a layer's outputs are best kept near +-1.
+            # From the value head's hidden layer, as in KataGo; times S so the layer's output stays
+            # near +-1 while margins reach +-S*S.
             sc = nn.Dense(1, dtype=self.dtype, name="score_out")(hidden)[..., 0]
             score = sc.astype(jnp.float32) * size
         return DualOutput(logits, value, ownership, score)
@@ -258,7 +229,9 @@ class DualResNet(nn.Module):
         return logits, nn.Dense(1, dtype=self.dtype, name="value_out")(hidden)[..., 0], hidden
 
     def _pooled_heads(self, h, size: int, norm):
-        """KataGo's heads: 1x1 convolutions per point, pooled features for pass and value."""
+        """KataGo's heads: per point, conv 1x1 P and conv 1x1 G, the G channels pooled (mean, mean
+        * (S - 14) / 10, max) into a bias on P, then BN, ReLU, conv 1x1 -> one logit; the pooled G
+        -> FC 1 -> the pass logit; value: conv 1x1 V, BN, ReLU, pooled, FC, ReLU, FC 1."""
         c = max(2, self.filters // 8)
         p = nn.Conv(c, (1, 1), use_bias=False, dtype=self.dtype, name="policy_conv")(h)
         g = nn.Conv(c, (1, 1), use_bias=False, dtype=self.dtype, name="policy_pool_conv")(h)

@@ -1,58 +1,37 @@
 """AlphaGo's fast rollout policy: a linear softmax over hand-crafted local features of each move.
 
-Silver et al. 2016 (seed 001 "versão leve"; the paper's Extended Data Table 4) play rollouts with
-a linear softmax policy ``p(a | s) ∝ exp(w · φ(s, a))`` over sparse binary features of each
-candidate move. This module computes the features of every candidate point of a ``GoState``
-at once with dense O(N) vector work (stencils, a few segment reductions; no per-point loop),
-so it is jit- and vmap-safe and compiles together with the rules.
-
-Features of a candidate point ``q`` (p is the player to move; "last move" is the opponent's
-previous action when it was a point, not a pass or the start):
+Silver et al. 2016 ("Mastering the game of Go with deep neural networks and tree search",
+Extended Data Table 4) play rollouts with ``p(a | s) ∝ exp(w · φ(s, a))`` over sparse binary
+features of each candidate move. Here the features of every point of a ``GoState`` come at once
+from dense O(N) work (stencils, a few segment reductions), jit- and vmap-safe. For a candidate
+``q`` (p the player to move; "last move" the opponent's previous action if it was a point):
 
 ======================  ==========  =========================================================
 feature                 weights     active when
 ======================  ==========  =========================================================
 3x3 pattern             4^8=65,536  always: the 8 neighbours of q, each empty / p's stone /
-                                    opponent's stone / off board (index: see ``pattern_index``)
-response pattern        8 x 4^8     q is one of the 8 points around the last move: the offset of
-                                    q from the last move (8) combined with q's 3x3 pattern
-neighbour               8           q is one of the 8 points around the last move (its offset)
-save-atari              1           q is the only liberty of one of p's chains in atari and the
-                                    chain after the move has at least 2 liberties
+                                    opponent's stone / off board (``pattern_index``)
+response pattern        8 x 4^8     q is next to the last move: its offset (8) x its 3x3 pattern
+neighbour               8           q is next to the last move (its offset)
+save-atari              1           q is the only liberty of p's chain in atari, which then has
+                                    at least 2 liberties
 capture                 1           q is the only liberty of an adjacent opponent chain
 self-atari              1           the move does not capture and leaves its chain 1 liberty
-distance to last move   18          Manhattan distance d from the last move: bucket min(d, 17)-1
-                                    (0..16); bucket 17 when there is no last move
-pass                    1           the pass action's own logit (pass has no other feature)
+distance to last move   18          Manhattan distance d: bucket min(d, 17) - 1; 17: no last move
+pass                    1           the pass action's own logit
 ======================  ==========  =========================================================
 
-Illegal actions get the logit ``MASKED`` (``float32`` min): probability 0 under softmax and never
-sampled.
+Illegal actions get the logit ``MASKED`` (float32 min): probability 0, never sampled.
 
-Simplifications against the paper, chosen because the paper is vague or to keep it dense:
+Simplifications of the paper's features: patterns encode colour only, not liberty counts (atari
+enters through the three flags); the response pattern is q's own 3x3 pattern with its offset
+from the last move (8 x 4^8 weights, no canonicalisation under symmetries) rather than the
+12-point diamond plus a "response" flag; no nakade patterns; one distance, to the last move
+only. Liberties after a move are exact for moves that capture nothing; for a capturing move only
+the captured stones next to q count (a lower bound), and it is never self-atari.
 
-- The paper's 3x3 pattern also encodes each neighbour stone's liberty count (1, 2, >= 3); here it
-  is colour only (4 states per neighbour). Atari status enters through the save-atari, capture
-  and self-atari flags instead.
-- The paper's response pattern is the 12-point diamond around the previous move, and a separate
-  "response" feature says that some response pattern matched. Here the response pattern is the
-  candidate's own 3x3 pattern together with its offset from the last move (8 offsets), a dense
-  table with one weight for every combination, so the "response" flag would be redundant and is
-  left out. The same pattern seen under another of the 8 board symmetries has its own weight (no
-  canonicalisation).
-- The paper's nakade patterns (8,192 features) are not implemented. Its tree policy's
-  "last move distance" (34 features, to the previous two moves) is here one bucketed distance to
-  the last move only.
-- Liberties after the move (save-atari, self-atari) are exact for moves that capture nothing:
-  the chain's liberties are q's empty neighbours plus the liberties of the joined own chains
-  (known exactly for chains with at most 2 liberties: their smallest and largest liberty), minus
-  q. For a capturing move only the captured stones next to q are counted as new liberties (a
-  lower bound), and a capturing move is never flagged self-atari.
-
-Parameters are a plain dict of float32 arrays (``RolloutPolicy.init``); the gradient of a log-
-likelihood is dense in shape but non-zero only at the entries of features that are active for
-some legal move of the position. ``features`` returns the index arrays for training code that
-wants to scatter updates itself.
+Parameters are a dict of float32 arrays (``PARAM_SHAPES``); ``features`` gives the index arrays
+for training code that scatters its own updates.
 """
 
 from __future__ import annotations
@@ -124,11 +103,8 @@ def _ring(x, size: int, fill):
 
 
 def pattern_index(board, to_play, size: int):
-    """int32[N]: the 3x3 pattern of every point, relative to ``to_play``.
-
-    Neighbour k (``OFFSETS[k]``) contributes ``code * 4**k`` with code ``EMPTY`` 0, ``OWN`` 1
-    (``to_play``'s stone), ``OPPONENT`` 2, ``OFF_BOARD`` 3. The centre point is not encoded.
-    """
+    """int32[N]: every point's 3x3 pattern relative to ``to_play``: neighbour k (``OFFSETS[k]``) adds
+    ``code * 4**k``, code ``EMPTY`` 0, ``OWN`` 1, ``OPPONENT`` 2 or ``OFF_BOARD`` 3."""
     b = board.astype(jnp.int32)
     p = to_play.astype(jnp.int32)
     idx = jnp.zeros(size * size, jnp.int32)
@@ -139,12 +115,8 @@ def pattern_index(board, to_play, size: int):
 
 
 def _chain_liberty_bounds(board, chain_id, size: int):
-    """Per point: (liberty count, smallest liberty, largest liberty) of its chain, int32[N] each.
-
-    Meaningless on empty points. Smallest and largest liberty are segment min and max of the
-    stones' empty neighbours; with the count they give every liberty of a chain that has at most
-    two.
-    """
+    """Per stone: (liberty count, smallest liberty, largest liberty) of its chain, int32[N] each;
+    together they name every liberty of a chain with at most two."""
     n = size * size
     b = board.astype(jnp.int32)
     stone = b != 0
@@ -160,11 +132,7 @@ def _chain_liberty_bounds(board, chain_id, size: int):
 
 
 def tactical_flags(board, chain_id, atari_lib, to_play, size: int):
-    """(save_atari, capture, self_atari), each bool[N], for a stone of ``to_play`` on each point.
-
-    Meaningful on empty points only (mask with the legal moves). See the module docstring for
-    how liberties after the move are counted.
-    """
+    """(save_atari, capture, self_atari), bool[N] each, for a stone of ``to_play`` on each empty point."""
     n = size * size
     b = board.astype(jnp.int32)
     p = to_play.astype(jnp.int32)
@@ -207,10 +175,7 @@ def tactical_flags(board, chain_id, atari_lib, to_play, size: int):
 
 
 def last_move_features(last_move, size: int):
-    """(neighbour, distance), int32[N] each: offset index from the last move or -1, distance bucket.
-
-    ``last_move`` is a ``GoState.last_move`` (-1 at the start, ``size * size`` for a pass).
-    """
+    """(neighbour, distance), int32[N] each: offset index from ``GoState.last_move`` or -1, distance bucket."""
     n = size * size
     last = last_move.astype(jnp.int32)
     has_last = (last >= 0) & (last < n)
@@ -218,8 +183,8 @@ def last_move_features(last_move, size: int):
     pts = np.arange(n)
     r, c = jnp.asarray(pts // size), jnp.asarray(pts % size)
     dr, dc = r - lr, c - lc
-    # One compare per offset. (Deriving the offset from |dr| and |dc| with a max miscompiled in
-    # unbatched jit on GPU, XLA in jax 0.11.2: points two or more rows away were marked near.)
+    # One compare per offset: deriving it from |dr| and |dc| with a max miscompiles in unbatched
+    # jit on GPU (XLA, jax 0.11.2).
     neighbour = jnp.full(n, -1, jnp.int32)
     for k, (odr, odc) in enumerate(OFFSETS):
         on_board = (lr + odr >= 0) & (lr + odr < size) & (lc + odc >= 0) & (lc + odc < size)
@@ -232,16 +197,14 @@ def last_move_features(last_move, size: int):
 
 @dataclasses.dataclass(frozen=True)
 class RolloutPolicy:
-    """The fast rollout policy of AlphaGo for ``size`` x ``size`` Go. Hashable: close over it in jit.
-
-    All methods take one unbatched ``GoState`` (``jax.vmap`` them for a batch)::
+    """AlphaGo's fast rollout policy for ``size`` x ``size`` Go; methods take one ``GoState``::
 
         policy = RolloutPolicy(size=19)
         params = policy.init(jax.random.PRNGKey(0))
         logits = policy.logits(params, state)          # float32[N + 1], MASKED where illegal
         action = policy.sample(params, state, key)     # int32[]
 
-    Parameters: a dict with the shapes of ``PARAM_SHAPES`` (589,854 floats in all).
+    Parameters: a dict of ``PARAM_SHAPES`` (589,854 floats).
     """
 
     size: int = 19
@@ -301,19 +264,13 @@ class RolloutPolicy:
         return jax.nn.log_softmax(self.logits(params, state))[action]
 
     def sample(self, params, state, key) -> jnp.ndarray:
-        """int32[]: an action drawn from the softmax over legal actions (pass if none is legal).
-
-        Inverse-CDF sampling with one uniform number; an illegal action has weight exactly 0
-        and is never drawn.
-        """
+        """int32[]: an action drawn from the softmax over legal actions (``sample_logits``)."""
         return sample_logits(key, self.logits(params, state), state.legal)
 
 
 def sample_logits(key, logits, legal) -> jnp.ndarray:
-    """int32[]: an index drawn from ``softmax(logits)`` restricted to ``legal`` (bool[A]).
-
-    Returns the last index (pass) when nothing is legal.
-    """
+    """int32[]: an index drawn from ``softmax(logits)`` over ``legal`` (bool[A]) by inverse CDF with
+    one uniform number; the last index (pass) when nothing is legal."""
     a = logits.shape[-1]
     z = jnp.where(legal, logits, MASKED)
     w = jnp.where(legal, jnp.exp(z - jnp.max(z)), 0.0)

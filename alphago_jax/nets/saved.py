@@ -1,7 +1,7 @@
-"""AlphaGo Zero networks saved as one file: the network shipped with the package, and exports
-of training runs (``alphago-jax export``).
+"""AlphaGo Zero networks saved as one file: the network shipped with the package, and exports of
+training runs (``alphago-jax export``).
 
-A file is msgpack (``flax.serialization``) holding a header and the variables::
+A file is msgpack (``flax.serialization``) of a header and the float32 variables::
 
     {"format": "alphago_jax-network", "version": 1, "kind": "dual_resnet",
      "config": {"blocks", "filters", "value_hidden", "board_size", "komi",
@@ -9,11 +9,9 @@ A file is msgpack (``flax.serialization``) holding a header and the variables::
      "info": {...anything JSON-able: the run, iteration, training steps, the command...},
      "variables": <msgpack bytes of {"params", "batch_stats"}>, "crc32": <of those bytes>}
 
-The four switches are ``DualResNet``'s KataGo additions (auxiliary heads, global pooling, heads
-for every board size); a file without them (written before they existed) has them off. The variables are float32 numpy arrays.
-Loading checks the header, the checksum and every array's shape against the network the header
-describes (and that there is no array it lacks), and raises ``ValueError`` naming the file for
-anything that does not fit (a truncated or altered file, another format, another network).
+The four switches (``SWITCHES``) are off when absent. Loading checks the header, the checksum and
+every array's shape against the network the header describes, and raises ``ValueError`` naming
+the file for anything that does not fit.
 """
 
 from __future__ import annotations
@@ -30,6 +28,7 @@ from flax import serialization
 from alphago_jax.features import zero as zero_features
 from alphago_jax.files import write_atomic
 from alphago_jax.nets.resnet import DualResNet
+from alphago_jax.nets.variables import init_variables
 
 FORMAT = "alphago_jax-network"
 VERSION = 1
@@ -42,8 +41,7 @@ class SavedNetwork:
     Attributes:
       net: the ``DualResNet`` (17 input planes).
       variables: ``{"params", "batch_stats"}``, float32 numpy leaves.
-      board_size: the board it was trained on (a network that is not ``size_agnostic`` plays
-        only that size: its heads are sized for it).
+      board_size: the board it was trained on (the only one it plays unless ``size_agnostic``).
       komi: the komi it was trained with.
       info: the file's free-form description (run, iteration, command, ...).
       path: where it was read from.
@@ -70,8 +68,8 @@ SWITCHES = ("ownership", "score", "global_pool", "size_agnostic")
 
 
 def network_config(net: DualResNet) -> dict:
-    """The keyword arguments of ``save_network`` that describe ``net``: ``blocks``, ``filters``,
-    ``value_hidden`` and the ``SWITCHES``."""
+    """``save_network``'s keyword arguments that describe ``net`` (``blocks``, ``filters``,
+    ``value_hidden``, the ``SWITCHES``)."""
     return {"blocks": net.blocks, "filters": net.filters, "value_hidden": net.value_hidden,
             **{k: bool(getattr(net, k)) for k in SWITCHES}}
 
@@ -79,9 +77,8 @@ def network_config(net: DualResNet) -> dict:
 def save_network(path, variables, *, blocks: int, filters: int, value_hidden: int, board_size: int,
                  komi: float, info: dict | None = None, ownership: bool = False, score: bool = False,
                  global_pool: bool = False, size_agnostic: bool = False) -> pathlib.Path:
-    """Write ``variables`` of ``DualResNet(17, blocks, filters, value_hidden, ownership=...,
-    score=..., global_pool=..., size_agnostic=...)`` to ``path``, atomically (a temporary file renamed into place).
-    Returns the path. ``network_config(net)`` gives the network's keyword arguments."""
+    """Write the ``variables`` of the ``DualResNet`` the arguments describe (``network_config``) to
+    ``path``, atomically; returns the path."""
     body = serialization.msgpack_serialize(serialization.to_state_dict(_host(variables)))
     record = {
         "format": FORMAT, "version": VERSION, "kind": "dual_resnet",
@@ -97,12 +94,8 @@ def save_network(path, variables, *, blocks: int, filters: int, value_hidden: in
 
 
 def load_network(path) -> SavedNetwork:
-    """Read a network file written by ``save_network``.
-
-    Raises:
-      ValueError: naming ``path``: missing, unreadable, another format or version, a failed
-        checksum, or arrays that do not fit the network the header describes.
-    """
+    """Read a network file written by ``save_network``; ``ValueError`` naming ``path`` if it is
+    missing, unreadable, of another format or version, damaged, or does not fit its header."""
     path = pathlib.Path(path)
     if not path.is_file():
         raise ValueError(f"{path}: no such network file")
@@ -132,8 +125,6 @@ def load_network(path) -> SavedNetwork:
         size, komi = int(config["board_size"]), float(config["komi"])
     except (KeyError, TypeError, ValueError) as e:
         raise bad(f"bad network description ({e})") from None
-    from alphago_jax.nets import init_variables
-
     expected = jax.eval_shape(lambda: init_variables(net, jax.random.PRNGKey(0), size))
     try:
         stored = serialization.msgpack_restore(body)

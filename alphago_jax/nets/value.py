@@ -1,6 +1,7 @@
-"""AlphaGo's value network (Silver et al. 2016, seed 004).
+"""AlphaGo's value network (Silver et al. 2016, "Mastering the game of Go with deep neural
+networks and tree search").
 
-Architecture at the defaults (19x19, 49 input planes: AlphaGo's 48 plus the player colour)::
+At the defaults (19x19, 49 input planes: AlphaGo's 48 plus the player colour)::
 
     x: [B, 19, 19, 49]
     conv 5x5, 192 filters, ReLU                         1 layer    5*5*49*192 + 192   =   235,392
@@ -10,15 +11,9 @@ Architecture at the defaults (19x19, 49 input planes: AlphaGo's 48 plus the play
     fully connected 1, tanh                                        256*1 + 1          =       257
     -> value [B] in [-1, 1]                                                      total   3,980,162
 
-Against seed 004's table (the convolutions "as in the policy network": 230,592 + middle + 193;
-then 92,672 + 257) the only extra parameters are the 4,800 first-layer weights of the 49th
-input plane (5*5*1*192): the seed counts the first layer with 48 planes although its input has
-49. There is no position-dependent bias and no pass output here.
-
-As in seed 004 (its diagram and code), the 1x1 conv feeds the fully connected layer without a
-ReLU in between. The value is for the player to move, whose colour is the 49th plane: +1 means
-the player to move wins. (Seed 001's middle-layer total 3,633,792 is an arithmetic slip for
-3,651,648; see ``policy.py``.)
+The 1x1 conv feeds the fully connected layer without a ReLU; there is no position-dependent
+bias and no pass output. The value is for the player to move (whose colour is the 49th plane):
++1 means that player wins.
 """
 
 from __future__ import annotations
@@ -39,10 +34,9 @@ class ValueNet(nn.Module):
       first_kernel: first layer's kernel side (5).
       kernel: other trunk layers' kernel side (3).
       hidden: width of the fully connected hidden layer (256).
-      dtype: computation dtype (float32 or bfloat16); parameters are float32 and the returned
-        value is always float32.
+      dtype: computation dtype (float32 or bfloat16); parameters and value are float32.
 
-    Call: ``x`` ``[B, S, S, in_planes]`` -> ``float32[B]`` in ``[-1, 1]``, the expected outcome
+    Call: ``x`` ``[B, S, S, in_planes]`` -> ``float32[B]`` in ``[-1, 1]``, the outcome expected
     for the player to move.
     """
 

@@ -1,25 +1,40 @@
-"""Playing Go: players, a GTP engine and client, an arena, play in the terminal.
+"""Playing Go: players, a GTP engine, matches, a human against a player.
 
-- ``position``: a game at the Python edge (either colour may move, play after two passes,
-  undo, Tromp-Taylor score, SGF record) on the JAX rules;
-- ``players``: the ``Player`` protocol and the simplest players on this project's rules:
-  random, a network's raw policy;
-- ``search_player``: PUCT search with tree reuse (pure-rollout MCTS, or a network), with live
-  analysis;
-- ``amaf_players``: GRAVE and MCPS searches as players;
-- ``gtp_player``: an external GTP engine (GNU Go) as a ``Player`` (over ``alphago_jax.gtp_client``);
-- ``registry``: players by name (``mcts:sims=200``, ``gtp:/usr/games/gnugo --mode gtp``);
-  ``options``: the ``name=value`` options of a spec;
-- ``alphago_player``: the AlphaGo player on the networks of ``alphago_jax.alphago``
-  (``alphago:dir=DIR``), and its policies alone (``alphago-policy:run=DIR``);
-- ``analysis``: search statistics per move, in Leela Zero's ``lz-analyze`` and KataGo's
-  ``kata-analyze`` forms;
-- ``gtp``: the GTP v2 engine (``alphago-jax gtp``);
-- ``arena``: matches between two players with a results table (``alphago-jax arena``);
-- ``terminal``: a human against a player (``alphago-jax play``);
-- ``notebook``: a human against a player in a notebook, one call per move (``NotebookGame``);
-- ``commands``: those three subcommands for the command line.
+- ``players`` (the ``Player`` protocol; random and raw-policy players), ``search_player`` (PUCT
+  search with tree reuse), ``amaf_players`` (GRAVE, MCPS), ``alphago_player``, ``gtp_player``
+  (an external GTP engine); ``registry`` makes players from specs such as ``mcts:sims=200``;
+- ``position``: a game in progress; ``analysis``: search statistics in the GTP analysis forms;
+- ``gtp`` (the protocol, the serve loop) and ``gtp_commands`` (``GTPEngine``): ``alphago-jax gtp``;
+- ``arena``: matches (``alphago-jax arena``); ``terminal`` (``alphago-jax play``) and ``notebook``;
+- ``commands``: those subcommands for ``alphago_jax.cli``.
 
-Layer: above ``train`` and both training pipelines (``alphago_jax.alphago`` and AlphaGo
-Zero's ``zero``), below ``cli`` only; it composes games, search, networks and SGF.
+Layer: above ``train`` and both training pipelines, below ``cli``. The names of ``__all__`` are
+imported from their modules on first use, so that ``import alphago_jax.play`` stays cheap.
 """
+
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    "players": ("RESIGN", "Decision", "Network", "Player", "PolicyPlayer", "RandomPlayer"),
+    "search_player": ("mcts_player", "network_player"),
+    "amaf_players": ("grave_player", "mcps_player"),
+    "gtp_player": ("GTPPlayer",),
+    "registry": ("known_players", "load_network", "make_player", "player_help", "shipped_network_path",
+                 "untrained_network"),
+    "arena": ("GameResult", "Match", "play_one_game", "run_match", "run_match_parallel"),
+    "gtp": ("serve",),
+    "gtp_commands": ("GTPEngine",),
+    "terminal": ("play_terminal",),
+    "notebook": ("NotebookGame",),
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
+
+__all__ = sorted(_MODULE_OF)
+
+
+def __getattr__(name: str):
+    if name not in _MODULE_OF:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_MODULE_OF[name]}"), name)

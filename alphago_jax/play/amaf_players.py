@@ -9,9 +9,8 @@ and ``kata-analyze``) searches in chunks and reports the root's moves: visits, t
 rate, the visit share as prior, the most visited line.
 
 A move of fixed effort searches a tree of ``playouts + 1`` nodes; the larger tree of ``nodes``
-is compiled the first time a time budget or an analysis needs it. (A playout's cost grows with
-the tree's capacity: XLA copies the per-node states on every playout, so a tree 8 times too
-large costs 1.5x to 1.8x per move on 9x9.)
+is compiled the first time a time budget or an analysis needs it (a playout's cost grows with
+the tree's capacity: XLA copies the per-node states on every playout).
 
     player = grave_player(playouts=300)               # Cazenave's GRAVE: ref 50, bias 1e-5
     player = mcps_player(playouts=300, window=10_000, rho=30)
@@ -191,7 +190,7 @@ def grave_player(playouts: int = 300, *, ref: int = 50, bias: float = 1e-5, node
 
 def mcps_player(playouts: int = 300, *, ref: int = 50, window: int = 10_000, rho: int = 30,
                 nodes: int | None = None, seed: int = 0, name: str | None = None) -> AmafSearchPlayer:
-    """Monte Carlo Permutation Search (seed 002): GRAVE's statistics plus permutation statistics
+    """Monte Carlo Permutation Search (Cazenave 2025): GRAVE's statistics plus permutation statistics
     over a window of ``window`` playouts, frozen at ``rho`` playouts through a node."""
     return amaf_player("mcps", playouts, nodes=nodes, seed=seed, name=name, ref=ref, window=window, rho=rho)
 

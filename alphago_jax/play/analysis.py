@@ -18,6 +18,9 @@ visited child, repeatedly). Two GTP formats print them, the two that GUIs read:
 player analysed; ``ownership`` last, ``size * size`` values in row order from the top-left
 point, +1 owned by the player analysed). Fields a player cannot supply (the score without a
 score or ownership head) are left out rather than invented.
+
+``parse_analyze_args`` reads the commands' arguments (KataGo's, as ``docs/gtp.md`` lists them)
+into an ``AnalyzeRequest``.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ import dataclasses
 import numpy as np
 
 from alphago_jax.games import grid
+from alphago_jax.play.gtp import NUMBER, GTPFailure, colour_arg, int_arg, quoted, vertex_arg
+from alphago_jax.play.position import COLOUR_NAMES, Position
 
 DEFAULT_MAX_MOVES = 10
 """Moves an analysis reports when the controller does not say (``maxmoves``)."""
@@ -190,3 +195,117 @@ def kata_analyze_line(moves: list[MoveInfo], size: int, ownership: np.ndarray | 
             raise ValueError(f"ownership needs {size * size} values for a {size}x{size} board, got {values.shape}")
         parts.append("ownership " + " ".join(decimal(v, 4) for v in np.clip(values, -1.0, 1.0)))
     return " ".join(parts)
+
+
+# ------------------------------------------------------------------- the commands' arguments
+
+ANALYZE_NUMBERS = frozenset({"interval", "minmoves", "maxmoves"})
+ANALYZE_KEYS = ANALYZE_NUMBERS | {"avoid", "allow"}
+"""The key-value arguments of every analysis command (lower case)."""
+
+KATA_SWITCHES = frozenset({"ownership", "ownershipstdev", "movesownership", "movesownershipstdev", "pvvisits",
+                           "pvedgevisits", "rootinfo"})
+"""The true/false arguments of ``kata-analyze`` (lower case); only ``ownership`` and ``pvVisits`` may be true."""
+
+
+@dataclasses.dataclass(frozen=True)
+class AnalyzeRequest:
+    """A parsed analysis command.
+
+    Attributes:
+      colour: the player analysed.
+      interval: seconds between reports.
+      options: what the player is asked (``AnalysisOptions``).
+      ownership: ``kata-analyze``'s ``ownership true``.
+      pv_visits: ``kata-analyze``'s ``pvVisits true``.
+    """
+
+    colour: int
+    interval: float
+    options: AnalysisOptions
+    ownership: bool = False
+    pv_visits: bool = False
+
+
+def parse_analyze_args(args: list[str], pos: Position, kata: bool) -> AnalyzeRequest:
+    """``[COLOUR] [INTERVAL] KEY VALUE...`` of ``lz-analyze`` (``kata`` False) or ``kata-analyze``
+    in ``pos`` (``docs/gtp.md``). Raises ``gtp.GTPFailure``."""
+    args = list(args)
+    keys = ANALYZE_KEYS | (KATA_SWITCHES if kata else frozenset())
+    colour = pos.to_play
+    if args and not NUMBER.fullmatch(args[0]) and args[0].lower() not in keys:
+        colour = colour_arg(args.pop(0))
+    centis = int_arg(args.pop(0), "interval", 0) if args and NUMBER.fullmatch(args[0]) else 100
+    numbers = {"interval": centis, "minmoves": 0, "maxmoves": None}
+    switches: dict[str, bool] = {}
+    groups: dict[str, list[tuple[int, list[int], int]]] = {"avoid": [], "allow": []}
+    while args:
+        word = args.pop(0)
+        key = word.lower()
+        if key not in keys:
+            raise GTPFailure(f"syntax error: unexpected argument {quoted(word)}")
+        if key in groups:
+            groups[key].append(_move_group(key, args, pos.size))
+        elif key in ANALYZE_NUMBERS:
+            if not args:
+                raise GTPFailure(f"syntax error: {word} needs a number")
+            numbers[key] = int_arg(args.pop(0), word, 0)
+        else:
+            switches[key] = _switch(word, args)
+    if groups["allow"] and (groups["avoid"] or len(groups["allow"]) > 1):
+        raise GTPFailure("syntax error: allow may be given once, and not with avoid")
+    min_moves, max_moves = numbers["minmoves"], numbers["maxmoves"]
+    options = AnalysisOptions(min_moves=min_moves,
+                              max_moves=max(DEFAULT_MAX_MOVES, min_moves) if max_moves is None else max_moves,
+                              allowed=_first_moves(pos, colour, groups), heads=kata)
+    centis = numbers["interval"]
+    return AnalyzeRequest(colour, centis / 100 if centis > 0 else 1.0, options,
+                          switches.get("ownership", False), switches.get("pvvisits", False))
+
+
+def _move_group(key: str, args: list[str], size: int) -> tuple[int, list[int], int]:
+    """``avoid`` or ``allow``'s ``COLOUR VERTEX,VERTEX,... UNTILDEPTH``, taken from ``args``."""
+    if len(args) < 3:
+        raise GTPFailure(f"syntax error: usage: {key} COLOUR VERTEX,VERTEX,... UNTILDEPTH")
+    who, vertices, depth = colour_arg(args.pop(0)), args.pop(0), int_arg(args.pop(0), "untildepth", 0)
+    points = [vertex_arg(v, size) for v in vertices.split(",") if v]
+    if not points:
+        raise GTPFailure(f"syntax error: {key} needs at least one vertex")
+    return who, points, depth
+
+
+def _switch(word: str, args: list[str]) -> bool:
+    """A ``kata-analyze`` switch's ``true`` or ``false``, taken from ``args``."""
+    if not args:
+        raise GTPFailure(f"syntax error: {word} needs true or false")
+    value = args.pop(0)
+    if value.lower() not in ("true", "false"):
+        raise GTPFailure(f"syntax error: {word} must be true or false, got {quoted(value)}")
+    if value.lower() == "true" and word.lower() not in ("ownership", "pvvisits"):
+        raise GTPFailure(f"{word} is not supported (kata-analyze supports ownership and pvVisits)")
+    return value.lower() == "true"
+
+
+def _first_moves(pos: Position, colour: int, groups) -> np.ndarray | None:
+    """bool[N + 1]: the analysed player's first moves that the ``avoid`` and ``allow`` groups
+    leave; None when they restrict nothing. Raises ``GTPFailure`` for a restriction past the
+    first move, or one that leaves no legal move."""
+    allowed = np.ones(pos.num_points + 1, bool)
+    for key, entries in groups.items():
+        for who, points, depth in entries:
+            # KataGo's depths: 0 is the analysed player's first move, the other player moves
+            # at 1, the analysed player again at 2; a group holds at the depths below UNTILDEPTH.
+            first = 0 if who == colour else 1  # the group's player's first depth
+            if depth <= first:
+                continue  # it restricts nothing
+            if depth > 2 or who != colour:
+                raise GTPFailure(f"{key} {COLOUR_NAMES[who]} with UNTILDEPTH {depth} is not supported: only the "
+                                 f"analysed player's first move can be restricted (UNTILDEPTH 1)")
+            mask = np.zeros_like(allowed)
+            mask[points] = True
+            allowed &= ~mask if key == "avoid" else mask
+    if allowed.all():
+        return None
+    if not (allowed & pos.legal_mask(colour)).any():
+        raise GTPFailure("avoid/allow leave no legal move to analyse")
+    return allowed

@@ -219,17 +219,9 @@ def play_one_game(black: Player, white: Player, size: int = 9, komi: float = 7.5
       opening: moves played first, alternately from black, by neither player's choice.
       on_move: called with the position after every move.
     """
-    pos = Position(play_game(size, komi, max_moves))
     black_name, white_name = names or (black.name, white.name)
-    for p in (black, white):
-        p.new_game(size, komi)
-        p.prepare(seconds)  # compilation outside the first move's time
+    pos = _start_game(black, white, size, komi, max_moves, seconds, opening)
     players = {BLACK: black, WHITE: white}
-    for action in opening:
-        colour = pos.to_play
-        pos.play(colour, action)
-        for p in (black, white):
-            p.play(colour, action)
     cleaning = False
     how = reason = None
     winner = 0
@@ -275,17 +267,36 @@ def play_one_game(black: Player, white: Player, size: int = 9, komi: float = 7.5
                 continue
             how = "score"
             break
-    score = pos.score()
-    if how in ("score", "move limit"):
-        winner = BLACK if score > 0 else WHITE if score < 0 else 0
-        result = sgf.result_string(score)
-    else:
-        result = f"{colour_letter(winner)}+{'R' if how == 'resignation' else 'F'}"
+    winner, result, score = _decided(pos, how, winner)
     return pos, GameResult(0, black_name, white_name, winner, result, how, score, len(pos.moves),
                            final_board=pos.board.copy(), simulations=(sims[BLACK], sims[WHITE]),
                            decisions=(decisions[BLACK], decisions[WHITE]), seconds=(spent[BLACK], spent[WHITE]),
                            actions=tuple(a for _, a in pos.moves), move_seconds=tuple(took_each),
                            reason=reason)
+
+
+def _start_game(black: Player, white: Player, size: int, komi: float, max_moves: int | None,
+                seconds: float | None, opening: Sequence[int]) -> Position:
+    """A new game for both players, their moves compiled, ``opening`` played: its position."""
+    pos = Position(play_game(size, komi, max_moves))
+    for p in (black, white):
+        p.new_game(size, komi)
+        p.prepare(seconds)  # compilation outside the first move's time
+    for action in opening:
+        colour = pos.to_play
+        pos.play(colour, action)
+        for p in (black, white):
+            p.play(colour, action)
+    return pos
+
+
+def _decided(pos: Position, how: str, winner: int) -> tuple[int, str, float]:
+    """The winner, SGF result and Tromp-Taylor score of a game that ended ``how``: the score
+    decides after passes or at the move limit, else ``winner`` won by resignation or forfeit."""
+    score = pos.score()
+    if how in ("score", "move limit"):
+        return (BLACK if score > 0 else WHITE if score < 0 else 0), sgf.result_string(score), score
+    return winner, f"{colour_letter(winner)}+{'R' if how == 'resignation' else 'F'}", score
 
 
 def _names(player_name: str, opponent_name: str) -> tuple[str, str]:

@@ -2,8 +2,8 @@
 
 ``add_commands(subparsers)`` adds them to the ``alphago-jax`` parser; each sets
 ``run=handler``, a function ``args -> exit status``. Heavy imports wait inside the handlers,
-so ``alphago-jax --help`` stays fast. A bad player name or option raises ``ValueError``
-(the command line prints it as a clear error).
+so ``alphago-jax --help`` stays fast. A bad player name or option raises ``ValueError``, which
+``alphago_jax.cli.main`` prints as a clear error.
 """
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ import sys
 import threading
 
 DEFAULT_PLAYER = "default"
-DEFAULT_OPENINGS = 2  # arena.DEFAULT_OPENINGS, written here so that parsing the command line imports no JAX
 """The player of ``gtp`` and ``play`` when none is named: the shipped network on 9x9, pure MCTS
 on other sizes."""
+
+DEFAULT_OPENINGS = 2  # arena.DEFAULT_OPENINGS, written here so that parsing the command line imports no JAX
 
 PLAYER_HELP = ("a player: default (the shipped 9x9 network; pure MCTS on other sizes), random, "
                "mcts[:sims=N,nodes=N,c_puct=X,seed=N], net[:net=SOURCE,sims=N,...], checkpoint:PATH[,sims=N], "
@@ -47,7 +48,8 @@ def _player(spec: str):
 
 def run_gtp(args) -> int:
     """``alphago-jax gtp``: a GTP engine on stdin/stdout."""
-    from alphago_jax.play.gtp import GTPEngine, serve
+    from alphago_jax.play.gtp import serve
+    from alphago_jax.play.gtp_commands import GTPEngine
 
     with _player(args.player) as player:
         engine = GTPEngine(player, size=args.size, komi=args.komi, resign_threshold=args.resign,
@@ -174,19 +176,3 @@ def add_commands(subparsers) -> None:
                       help="the engine resigns below this estimated win rate, 0 never (default 0.05)")
     play.add_argument("--sgf", default=None, metavar="PATH", help="save the game to this SGF file")
     play.set_defaults(run=run_play)
-
-
-def main(argv=None) -> int:
-    """Run one of these subcommands on its own (``python -m alphago_jax.play.commands gtp``)."""
-    parser = argparse.ArgumentParser(prog="alphago-jax")
-    add_commands(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    try:
-        return args.run(args)
-    except ValueError as e:
-        print(f"alphago-jax {args.command}: error: {e}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -146,15 +146,9 @@ class Player(abc.ABC):
         raise NotImplementedError(f"player {self.name!r} has no analysis")
 
     def prepare(self, seconds: float | None = None) -> None:
-        """Compile now what ``genmove(colour, seconds)`` runs in the current game, so that the
-        first move is as fast as the later ones: a move of the player's own fixed effort
-        (``seconds`` None: ``prepare_fixed``) or a timed move (``prepare_timed``).
-
-        Controllers call it once the board size and komi are known (GTP's ``boardsize``,
-        ``komi``, ``clear_board``; the start of a terminal or notebook game), before any clock
-        runs. Changes no state and draws nothing from the player's random stream; cheap once
-        done for a board size and komi.
-        """
+        """Compile now what ``genmove(colour, seconds)`` runs in the current game: a move of the
+        player's own fixed effort (``seconds`` None: ``prepare_fixed``) or a timed move
+        (``prepare_timed``). Changes no state and draws nothing from the player's random stream."""
         if seconds is None:
             self.prepare_fixed()
         else:
@@ -165,10 +159,7 @@ class Player(abc.ABC):
         (``prepare``); players that compile nothing do nothing."""
 
     def prepare_timed(self) -> None:
-        """Compile now what ``genmove`` with a time budget runs in the current game (a player
-        that compiles its search on first use), so that the first timed move spends its budget
-        searching and a controller's clock does not pay for compilation. Changes no state and
-        draws nothing from the player's random stream; cheap once done for a board size."""
+        """Compile now what ``genmove`` with a time budget runs in the current game (``prepare``)."""
 
     def close(self) -> None:
         """Release what the player holds (processes, devices)."""

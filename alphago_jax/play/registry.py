@@ -36,9 +36,6 @@ Network sources (``net=``): ``shipped`` (the 9x9 AlphaGo Zero network in the pac
 ``alphago-jax export``, or a training run's directory: its latest checkpoint) and
 ``untrained`` (a small randomly initialised AlphaGo Zero network, seed ``untrained:SEED``: for
 smoke tests). ``checkpoint:PATH,sims=..`` is a player: the network of PATH with search.
-
-Kinds still to come are registered as planned: naming one says so. They are added with
-``register_player`` / ``register_network``, which replace a planned entry.
 """
 
 from __future__ import annotations
@@ -56,32 +53,29 @@ from alphago_jax.play.search_player import mcts_player, network_player
 
 @dataclasses.dataclass(frozen=True)
 class Entry:
-    """A registered name: ``build(arg)`` makes the thing from the text after ``name:``;
-    ``build`` None marks a name that is planned but not available yet."""
+    """A registered name: ``build(arg)`` makes the thing from the text after ``name:``."""
 
     name: str
     summary: str
-    build: Callable[[str], object] | None
+    build: Callable[[str], object]
 
 
 _PLAYERS: dict[str, Entry] = {}
 _NETWORKS: dict[str, Entry] = {}
 
 
-def register_player(name: str, summary: str, build: Callable[[str], Player] | None) -> None:
+def register_player(name: str, summary: str, build: Callable[[str], Player]) -> None:
     """Add (or replace) a player kind: ``build(options_text) -> Player``."""
     _PLAYERS[name] = Entry(name, summary, build)
 
 
-def register_network(name: str, summary: str, build: Callable[[str], Network] | None) -> None:
+def register_network(name: str, summary: str, build: Callable[[str], Network]) -> None:
     """Add (or replace) a network source: ``build(arg_text) -> Network``."""
     _NETWORKS[name] = Entry(name, summary, build)
 
 
 def _known(table: dict[str, Entry]) -> str:
-    ready = sorted(n for n, e in table.items() if e.build is not None)
-    planned = sorted(n for n, e in table.items() if e.build is None)
-    return ", ".join(ready) + (f" (planned, not available yet: {', '.join(planned)})" if planned else "")
+    return ", ".join(sorted(table))
 
 
 def known_players() -> str:
@@ -91,8 +85,7 @@ def known_players() -> str:
 
 def player_help() -> str:
     """One line per player kind."""
-    return "\n".join(f"  {e.name:<10} {e.summary}" + ("" if e.build else " [planned]")
-                     for e in sorted(_PLAYERS.values(), key=lambda e: e.name))
+    return "\n".join(f"  {e.name:<10} {e.summary}" for e in sorted(_PLAYERS.values(), key=lambda e: e.name))
 
 
 def _lookup(table: dict[str, Entry], what: str, spec: str):
@@ -101,9 +94,6 @@ def _lookup(table: dict[str, Entry], what: str, spec: str):
     entry = table.get(name.strip().lower())
     if entry is None:
         raise ValueError(f"unknown {what} {name.strip()!r}; known: {_known(table)}")
-    if entry.build is None:
-        raise ValueError(f"{what} {entry.name!r} ({entry.summary}) is not available yet; available: "
-                         f"{', '.join(sorted(n for n, e in table.items() if e.build))}")
     return entry, arg.strip()
 
 

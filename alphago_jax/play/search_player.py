@@ -288,23 +288,16 @@ def _restrict_root(tree, allowed):
 
 
 NETWORK_LEAF_BATCH = 8
-"""Leaves a network player evaluates per network call (``SearchConfig.leaf_batch``), by default.
-
-One position at a time leaves a CPU's vector units and threads mostly idle: a batch of 8
-costs little more than one, so a move searched for a time runs about 3.5 times the
-simulations on a 2-core CPU (docs/benchmarks.md, "Simulations per move"); larger batches add
-little there. Virtual loss keeps the 8 descents apart."""
+"""Leaves a network player evaluates per network call (``SearchConfig.leaf_batch``), by default;
+virtual loss keeps their descents apart (docs/benchmarks.md, "Simulations per move")."""
 
 NETWORK_TIME_CHUNK = 64
 """Simulations per jitted call of a network player's timed move, by default (at most 8 rounds
-of ``leaf_batch`` leaves, at least ``search.time_control.time_chunk``): each call dispatches and
-copies the whole tree, which at 16 simulations costs about a tenth of the search on a CPU."""
+of ``leaf_batch`` leaves, at least ``search.time_control.time_chunk``): each call copies the tree."""
 
 NETWORK_NODES_PER_SIMULATION = 32
-"""A network player's tree holds ``32 * sims + 1`` nodes by default (``nodes``). A reused
-subtree may fill all but ``sims`` of them, so a tree of ``8 * sims + 1`` nodes cut timed moves
-of a fast search short (to 200 simulations, against 900 that fit in the second); about 5 kB a
-node on 9x9 (33 MB for 200 simulations)."""
+"""A network player's tree holds ``32 * sims + 1`` nodes by default (``nodes``): room for a
+reused subtree and a timed move's simulations beyond ``sims``."""
 
 
 def play_search_config(simulations: int, nodes: int | None = None, c_puct: float = 1.25,

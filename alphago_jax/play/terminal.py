@@ -67,78 +67,100 @@ def play_terminal(player: Player, *, size: int = 9, komi: float = 7.5, human: in
 
     engine = -human
     pos = Position(play_game(size, komi))
-    player.new_game(size, komi)
-    # Compile the engine's move now, before the first turn, and say so: a cold start takes a while.
-    stdout.write(f"Preparing {player.name} for {size}x{size}... ")
-    stdout.flush()
-    t0 = time.perf_counter()
-    player.prepare(seconds)
-    pos.compile()
-    say(f"ready in {time.perf_counter() - t0:.1f} s.")
+    _prepare(player, pos, komi, seconds, stdout)
     say(f"{size}x{size} Go, komi {komi:g}, Tromp-Taylor area scoring. You are {COLOUR_NAMES[human]} "
         f"({'X' if human == BLACK else 'O'}), {player.name} is {COLOUR_NAMES[engine]}. {HELP}")
     result = None
     while result is None:
         if pos.consecutive_passes >= 2 or pos.at_move_limit:
+            result = _game_over(pos, say)
+        elif pos.to_play == engine:
+            result = _engine_move(pos, player, seconds, resign_below, say)
+        else:
             say()
             say(pos.render())
-            say(("Both players passed. " if pos.consecutive_passes >= 2 else "The move limit is reached. ")
-                + score_line(pos))
-            result = sgf.result_string(pos.score())
-            break
-        if pos.to_play == engine:
-            decision = player.genmove(engine, seconds, resign_below=resign_below)
-            if decision.action == RESIGN:
-                say(f"{_name(engine)} ({player.name}) resigns. You win.")
-                result = f"{'B' if human == BLACK else 'W'}+R"
+            stdout.write(f"{_name(human)} to play (move {len(pos.moves) + 1}): ")
+            stdout.flush()
+            line = stdin.readline()
+            if not line:  # end of input
+                say()
+                say("Input ended: game abandoned.")
                 break
-            pos.play(engine, decision.action)
-            if decision.action == pos.pass_action:
-                say(f"{_name(engine)} passes.")
-            else:
-                say(f"{_name(engine)} plays {grid.to_vertex(decision.action, size)}.")
-            continue
-        say()
-        say(pos.render())
-        stdout.write(f"{_name(human)} to play (move {len(pos.moves) + 1}): ")
-        stdout.flush()
-        line = stdin.readline()
-        if not line:  # end of input
-            say()
-            say("Input ended: game abandoned.")
-            break
-        word = line.strip().lower()
-        if not word:
-            continue
-        if word in ("quit", "exit", "q"):
-            say("Game abandoned.")
-            break
-        if word in ("help", "?", "h"):
-            say(HELP)
-        elif word == "score":
-            say(score_line(pos))
-        elif word == "resign":
-            say(f"You resign. {_name(engine)} ({player.name}) wins.")
-            result = f"{'B' if engine == BLACK else 'W'}+R"
-        elif word == "undo":
-            _undo(pos, player, human, say)
-        else:
-            try:
-                action = grid.from_vertex(word, size)
-            except ValueError:
-                say(f"Not a move or command: {line.strip()!r}. {HELP}")
-                continue
-            try:
-                pos.play(human, action)
-            except IllegalMove as e:
-                say(f"Illegal move {grid.to_vertex(action, size)}: {e}.")
-                continue
-            player.play(human, action)
+            if line.strip().lower() in ("quit", "exit", "q"):
+                say("Game abandoned.")
+                break
+            result = _human_turn(line.strip(), pos, player, human, say)
     if sgf_path is not None:
         names = (("you", player.name) if human == BLACK else (player.name, "you"))
         sgf.save(pos.record(result, black_name=names[0], white_name=names[1]), sgf_path)
         say(f"Game saved to {sgf_path}.")
     return result
+
+
+def _prepare(player: Player, pos: Position, komi: float, seconds: float | None, stdout: TextIO) -> None:
+    """Start the engine's game and compile its move now, saying so: a cold start takes a while."""
+    player.new_game(pos.size, komi)
+    stdout.write(f"Preparing {player.name} for {pos.size}x{pos.size}... ")
+    stdout.flush()
+    t0 = time.perf_counter()
+    player.prepare(seconds)
+    pos.compile()
+    stdout.write(f"ready in {time.perf_counter() - t0:.1f} s.\n")
+    stdout.flush()
+
+
+def _game_over(pos: Position, say) -> str:
+    """Announce the end by passes or the move limit, with the count; the result."""
+    say()
+    say(pos.render())
+    say(("Both players passed. " if pos.consecutive_passes >= 2 else "The move limit is reached. ")
+        + score_line(pos))
+    return sgf.result_string(pos.score())
+
+
+def _engine_move(pos: Position, player: Player, seconds: float | None, resign_below: float, say) -> str | None:
+    """The engine's move, announced; the result if it resigns, else None."""
+    engine = pos.to_play
+    decision = player.genmove(engine, seconds, resign_below=resign_below)
+    if decision.action == RESIGN:
+        say(f"{_name(engine)} ({player.name}) resigns. You win.")
+        return f"{'W' if engine == BLACK else 'B'}+R"
+    pos.play(engine, decision.action)
+    if decision.action == pos.pass_action:
+        say(f"{_name(engine)} passes.")
+    else:
+        say(f"{_name(engine)} plays {grid.to_vertex(decision.action, pos.size)}.")
+    return None
+
+
+def _human_turn(text: str, pos: Position, player: Player, human: int, say) -> str | None:
+    """Act on the human's input ``text`` (a move or a command but quit); the result if the human
+    resigns, else None."""
+    word = text.lower()
+    if not word:
+        return None
+    if word in ("help", "?", "h"):
+        say(HELP)
+    elif word == "score":
+        say(score_line(pos))
+    elif word == "resign":
+        say(f"You resign. {_name(-human)} ({player.name}) wins.")
+        return f"{'B' if -human == BLACK else 'W'}+R"
+    elif word == "undo":
+        _undo(pos, player, human, say)
+    else:
+        try:
+            action = grid.from_vertex(word, pos.size)
+        except ValueError:
+            say(f"Not a move or command: {text!r}. {HELP}")
+            return None
+        try:
+            pos.play(human, action)
+        except IllegalMove as e:
+            say(f"Illegal move {grid.to_vertex(action, pos.size)}: {e}.")
+            return None
+        player.play(human, action)
+    return None
 
 
 def _undo(pos: Position, player: Player, human: int, say) -> None:

@@ -1,25 +1,16 @@
-"""The array tree of the GRAVE family, its random playouts and its backups with AMAF statistics.
+"""The GRAVE family's array tree, its random playouts and its backups with AMAF statistics.
 
 One tree per game, of fixed capacity C over A actions and M move codes (``game.move_code``);
-the searches (``grave.GraveSearch``) vmap these unbatched functions over a batch of games.
+``grave.GraveSearch`` vmaps these unbatched functions over a batch. A playout adds one node and
+plays random legal moves to the end; it is recorded as the codes played from the root (the path,
+then the random part) with their players, and scored from black's side (0, 1/2, 1). The backup
+adds to each node ``x`` of the path one visit and the score on the edge into ``x`` (UCT's ``n``,
+``Q``) and on ``x`` itself, and for every code played from ``x`` on (each once per playout) one
+AMAF visit and the score (``n~``, ``Q~``). Wins are black's; selection turns them into the mover's.
 
-A playout adds one node (the first position off the tree) and then plays random legal moves
-to the end of the game. It is recorded as the move codes played from the root, with the
-player who played each: the tree part (the path) then the random part. Its result is kept from
-black's side, ``score`` in {0, 1/2, 1}. The backup adds, at every node ``x`` of the path:
-
-- to the edge from ``x``'s parent: one visit and the score (UCT's ``n`` and ``Q``);
-- to ``x`` itself: one visit, and for every code played from ``x`` on (the move chosen at
-  ``x`` and all later ones, each code once per playout) one AMAF visit and the score
-  (``n~``, ``Q~``).
-
-All wins are black's; a selection rule turns them into the mover's (``n - w`` for white).
-
-Playouts are uniform over the legal moves, except in Go (``protect_eyes``), where they never
-fill the mover's own one-point eyes and pass only when nothing else is legal: uniform random
-Go games with free passing end at random and say little about the position. The tree then
-considers the same moves (as most Monte Carlo Go programs do), so that a game ends by two
-passes once only eyes are left rather than at the move limit.
+In Go (``protect_eyes``) playouts and the tree never fill the mover's one-point eyes and pass only
+when nothing else is legal, as most Monte Carlo Go programs do: random games then end by two
+passes once only eyes are left, and their results say something about the position.
 
 Layer: depends on ``games``, ``playout`` and ``search.mcps`` (the window type the tree holds).
 """
@@ -53,8 +44,7 @@ class AmafTree:
       action: int32[B, C], the move from the parent (-1 for the root).
       depth: int32[B, C], edges from the root.
       children: int32[B, C, A], child node per action, -1 where none.
-      legal: bool[B, C, A], the actions the tree considers at the node: the legal ones (in Go
-        with ``protect_eyes``, those of ``playout_mask``).
+      legal: bool[B, C, A], the actions the tree considers at the node (``playout_mask``).
       codes: int32[B, C, A], ``game.move_code`` of each action at the node.
       to_play: int8[B, C], the player to move at the node.
       terminal: bool[B, C], the node's game is over.
@@ -62,15 +52,14 @@ class AmafTree:
       visits: int32[B, C], playouts through the node.
       edge_n: int32[B, C, A], playouts through the node that played the action next.
       edge_w: float32[B, C, A], their summed black score.
-      amaf_n: int32[B, C, M'], playouts through the node in which the code was played at or
-        below it (M' = M, or 0 for UCT, which keeps no AMAF statistics).
+      amaf_n: int32[B, C, M'], playouts through the node that played the code at or below it
+        (M' = M, or 0 for UCT).
       amaf_w: float32[B, C, M'], their summed black score.
       frozen: bool[B, C], MCPS: the node's permutation statistics are computed and fixed.
-      perm_n: int32[B, C, M''], MCPS: window playouts containing the node's path and the code
-        (M'' = M for MCPS, else 0), as frozen.
+      perm_n: int32[B, C, M''], MCPS: window playouts containing the node's path and the code, as
+        frozen (M'' = M for MCPS, else 0).
       perm_w: float32[B, C, M''], their summed black score.
-      window: ``PlayoutWindow`` [B, ...], MCPS: the last playouts as bitsets (a 1-slot stub
-        for the other rules).
+      window: ``PlayoutWindow`` [B, ...], MCPS: the last playouts as bitsets (else a 1-slot stub).
       num_nodes: int32[B], nodes in use.
       playouts: int32[B], playouts run (a search from a finished game runs none).
     """
@@ -120,8 +109,7 @@ class Trace(NamedTuple):
       players: int8[B, L], who played each (+1 black, -1 white); 0 past ``length``.
       length: int32[B], moves recorded.
       tree_moves: int32[B], how many of them the tree chose (the path's length).
-      bottom: int32[B], the deepest node updated (the new node, a terminal node revisited, or
-        the last node when the tree was full); -1 where no playout ran (finished root).
+      bottom: int32[B], the deepest node updated; -1 where no playout ran (finished root).
       score: float32[B], black's result.
     """
 
@@ -140,14 +128,13 @@ def black_score(game: Game, state) -> jnp.ndarray:
 
 
 def game_length_bound(game: Game) -> int:
-    """Moves a game can last from any position: ``max_moves`` where the game has one (Go
-    family), else ``num_actions`` (Hex: every cell once, plus the swap)."""
+    """Moves a game can last from any position: its ``max_moves`` (Go family), else ``num_actions``."""
     return int(getattr(game, "max_moves", None) or game.num_actions)
 
 
 def _own_eyes(board, colour, size: int) -> jnp.ndarray:
-    """bool[N]: empty points whose orthogonal neighbours are all ``colour``'s stones (or the
-    edge), with at most one enemy diagonal (none on the edge): eyes a playout should not fill."""
+    """bool[N]: ``colour``'s one-point eyes: empty points whose orthogonal neighbours are its stones
+    or the edge, with at most one enemy diagonal (none on the edge)."""
     edge = jnp.int8(2)
     up, down, left, right = grid.neighbours(board, size, edge)
     surrounded = ((up == colour) | (up == edge)) & ((down == colour) | (down == edge)) \
@@ -172,23 +159,15 @@ def playout_mask(game: Game, state, protect_eyes: bool) -> jnp.ndarray:
 
 
 def simple_ko_rules(game: Game) -> Game:
-    """``game`` under the simple ko rule where it has positional superko (Go), else ``game``.
-
-    Its ``step`` takes the superko game's states as they are (under simple ko the history and
-    its Bloom filter are neither read nor written), so a playout can switch rules at any point.
-    """
+    """``game`` under simple ko where it has positional superko (Go), else ``game``; it steps the
+    superko game's states as they are, so a playout can switch rules at any point."""
     return dataclasses.replace(game, superko=False) if getattr(game, "superko", False) else game
 
 
 def empty_tree(game: Game, states, capacity: int, amaf: bool, window: int | None,
                protect_eyes: bool = False) -> AmafTree:
-    """B trees holding only their roots ``states`` (pytree with leading axis B).
-
-    Args:
-      amaf: keep AMAF statistics (RAVE, GRAVE, MCPS).
-      window: slots of the MCPS playout window, None for the other rules.
-      protect_eyes: the tree's moves are the playouts' (``playout_mask``), in Go.
-    """
+    """B trees holding only their roots ``states`` (leading axis B), with AMAF statistics if
+    ``amaf``, an MCPS window of ``window`` slots (None: none), the moves of ``playout_mask``."""
     b = jax.tree_util.tree_leaves(states)[0].shape[0]
     a, m = game.num_actions, game.num_move_codes
     mp = m if window is not None else 0
@@ -231,9 +210,8 @@ def empty_tree(game: Game, states, capacity: int, amaf: bool, window: int | None
 
 
 def expand(game: Game, tree: AmafTree, node, action, enable, protect_eyes: bool = False):
-    """Unbatched: the state after ``action`` at ``node``, stored as a new node when ``enable``
-    and the tree has room (its moves: ``playout_mask``). Returns (tree, state after, new node
-    index or -1)."""
+    """Unbatched: ``(tree, state after, new node or -1)``: the state after ``action`` at ``node``,
+    stored as a new node when ``enable`` and the tree has room."""
     state = jax.tree_util.tree_map(lambda x: x[node], tree.states)
     after = game.step(state, action)
     new = enable & (tree.num_nodes < tree.capacity)
@@ -260,14 +238,8 @@ def expand(game: Game, tree: AmafTree, node, action, enable, protect_eyes: bool 
 
 
 def random_playout(game: Game, state, record, length, key, protect_eyes: bool):
-    """Unbatched: random moves from ``state`` to the end of the game, appended to the record.
-
-    Args:
-      record: (actions int32[L], codes int32[L], players int8[L]), the first ``length`` filled.
-
-    Returns:
-      (final state, record, length).
-    """
+    """Unbatched: ``(final state, record, length)`` after random moves from ``state`` to the end,
+    appended to ``record`` (actions int32[L], codes int32[L], players int8[L]; ``length`` filled)."""
     bound = record[0].shape[0]
 
     def more(s):
@@ -292,21 +264,13 @@ def last_positions(codes, length, num_codes: int) -> jnp.ndarray:
 
 
 def back_up(tree: AmafTree, path, trace_row: Trace, rho: int | None):
-    """Unbatched: add one playout to the nodes and edges of its path, in one scatter each.
+    """Unbatched: ``(tree, freeze candidate)`` after adding one playout to its path's nodes and edges.
 
-    The tree is not carried through a loop: under ``vmap`` a loop whose length differs across
-    the batch selects its whole carry at every step, which would copy every statistic array.
-
-    Args:
-      path: int32[L + 1], the node at each depth of the playout's tree part, root first, -1
-        past the deepest node updated (``trace_row.bottom``).
-      trace_row: this game's row of a ``Trace``; the edges counted are
-        ``(path[d], actions[d])`` for ``d < tree_moves`` (the last one may have no child
-        node when the tree was full).
-      rho: MCPS's freezing threshold, or None.
-
-    Returns:
-      (tree, the shallowest path node with at least ``rho`` playouts and not yet frozen, or -1).
+    ``path`` (int32[L + 1]) holds the node at each depth of the tree part, -1 past
+    ``trace_row.bottom``; the edges counted are ``(path[d], actions[d])`` for ``d < tree_moves``.
+    The candidate is the shallowest path node with ``rho`` playouts, not yet frozen (-1: none, or
+    ``rho`` None). One scatter per array, no loop: under ``vmap`` a loop of varying length would
+    copy every statistic array at each step.
     """
     cap, score = tree.capacity, trace_row.score
     depth = jnp.arange(path.shape[0])

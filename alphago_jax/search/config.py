@@ -8,6 +8,8 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
+from alphago_jax import checks
+
 ALGORITHMS = ("puct", "muzero", "gumbel")
 MOVE_CHOICES = ("visits", "value_weighted")
 
@@ -56,25 +58,18 @@ class SearchConfig:
     tree_capacity: int | None = None
 
     def __post_init__(self):
-        if self.algorithm not in ALGORITHMS:
-            raise ValueError(f"unknown search algorithm {self.algorithm!r}; known: {', '.join(map(repr, ALGORITHMS))}")
-        if self.move_choice not in MOVE_CHOICES:
-            raise ValueError(f"unknown move_choice {self.move_choice!r}; known: {', '.join(map(repr, MOVE_CHOICES))}")
-        if self.num_simulations < 1:
-            raise ValueError(f"num_simulations must be at least 1, got {self.num_simulations}")
-        if self.gumbel_considered < 1 or self.gumbel_scale < 0:
-            raise ValueError(f"gumbel_considered must be >= 1 and gumbel_scale >= 0, got "
-                             f"{self.gumbel_considered} and {self.gumbel_scale}")
-        if self.temperature < 0:
-            raise ValueError(f"temperature must be >= 0, got {self.temperature}")
-        if self.leaf_batch < 1 or self.num_simulations % self.leaf_batch:
-            raise ValueError(f"leaf_batch must be a positive divisor of num_simulations "
-                             f"({self.num_simulations}), got {self.leaf_batch}")
-        if self.leaf_batch > 1 and self.algorithm != "puct":
-            raise ValueError(f"leaf_batch > 1 needs algorithm 'puct', got {self.algorithm!r}")
-        if self.tree_capacity is not None and self.tree_capacity < self.num_simulations + 1:
-            raise ValueError(f"tree_capacity must be at least num_simulations + 1 = {self.num_simulations + 1}, "
-                             f"got {self.tree_capacity}")
+        checks.choice(self, "algorithm", ALGORITHMS, "search algorithm")
+        checks.choice(self, "move_choice", MOVE_CHOICES, "move choice")
+        checks.ints(self, 1, "num_simulations", "gumbel_considered")
+        checks.number(self, "gumbel_scale", ">= 0")
+        checks.number(self, "temperature", ">= 0")
+        checks.require(self, "leaf_batch", checks.is_int(self.leaf_batch) and self.leaf_batch >= 1
+                       and self.num_simulations % self.leaf_batch == 0,
+                       f"must be a positive divisor of num_simulations ({self.num_simulations})")
+        checks.require(self, "leaf_batch", self.leaf_batch == 1 or self.algorithm == "puct",
+                       "must be 1 unless algorithm is 'puct'")
+        checks.require(self, "tree_capacity", self.tree_capacity is None or self.tree_capacity > self.num_simulations,
+                       f"must be None or at least num_simulations + 1 = {self.num_simulations + 1}")
 
     @property
     def capacity(self) -> int:

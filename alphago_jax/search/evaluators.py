@@ -1,17 +1,11 @@
-"""Leaf evaluators: what a search asks of a batch of positions.
+"""Leaf evaluators: ``(params, states, key) -> (prior logits float32[B, A], value float32[B])``,
+the value in [-1, 1] for the player to move; the searches mask illegal actions and zero the
+value of finished games themselves.
 
-An evaluator maps ``(params, states, key)`` (a batch of B states) to ``(prior logits
-float32[B, A], value float32[B])``, the value in [-1, 1] for the player to move. The searches
-mask illegal actions and zero the value of finished games themselves.
-
-- ``rollout_evaluator``: uniform prior, the outcome of one uniformly random playout to the end
-  (no network, no parameters): the pure-MCTS baseline of every game; in Go optionally the usual
-  Monte Carlo Go playout (own eyes kept, simple ko), shorter and cheaper.
-- ``policy_rollout_evaluator``: uniform prior, the outcome of one playout of AlphaGo's fast
-  rollout policy (Go family).
-- ``network_evaluator``: a network and its input planes, optionally averaged over the board's
-  symmetries.
-- ``mixed_evaluator``: AlphaGo's leaf value, ``(1 - lambda) v + lambda z``.
+``rollout_evaluator`` (one uniformly random playout, no network), ``policy_rollout_evaluator``
+(one playout of AlphaGo's fast rollout policy), ``network_evaluator`` (a network on its input
+planes, optionally averaged over symmetries) and ``mixed_evaluator`` (AlphaGo's
+``(1 - lambda) v + lambda z``).
 """
 
 from __future__ import annotations
@@ -44,7 +38,7 @@ def masked(game: Game, evaluator: Evaluator) -> Evaluator:
 
 
 def value_for_mover(game: Game, before, after) -> jnp.ndarray:
-    """float32[B]: the return of the player who moved from ``before``, on the move that ended the game."""
+    """float32[B]: the return of the player who moved from ``before`` to ``after`` (0 unless that move ended the game)."""
     r = jax.vmap(game.returns)(after)  # [B, 2] (black, white)
     mine = jnp.where(before.to_play == BLACK, r[:, 0], r[:, 1])
     return jnp.where(before.terminal, 0.0, mine)
@@ -59,17 +53,10 @@ def rollout_evaluator(game: Game, max_moves: int | None = None, *, keep_eyes: bo
                       simple_ko: bool = False) -> Evaluator:
     """Uniform prior and the outcome of one uniformly random playout (no network, no params).
 
-    The playout runs in-graph until every game of the batch is over, or for ``max_moves``
-    moves (default ``4 * num_actions``) after which unfinished games count 0.
-
-    Go's usual Monte Carlo playout, both off by default (other games ignore them):
-
-    - ``keep_eyes``: the playout never fills a one-point eye of the player to move and passes
-      only when no other move is left (``amaf.playout_mask``; any legal move where nothing
-      else is allowed), so its games end by two passes when the board is settled rather than
-      at the move limit, and its outcomes say more about the position;
-    - ``simple_ko``: the playout's moves follow the simple ko rule rather than positional
-      superko (``amaf.simple_ko_rules``): the superko test drops out of every step.
+    The playout stops when every game is over or after ``max_moves`` moves (default
+    ``4 * num_actions``; unfinished games count 0). Go only: ``keep_eyes`` never fills the
+    mover's one-point eyes and passes only when nothing else is left (``amaf.playout_mask``), so
+    games end when the board is settled; ``simple_ko`` plays under simple ko, cheaper.
     """
     limit = max_moves if max_moves is not None else 4 * game.num_actions
     playout_game = simple_ko_rules(game) if simple_ko else game
@@ -97,16 +84,9 @@ def _eye_keeping_moves(game: Game):
 
 def policy_rollout_evaluator(game: Game, policy, max_moves: int | None = None,
                              pick: Callable[[Any], Any] | None = None) -> Evaluator:
-    """Uniform prior and the outcome of one playout of a ``nets.RolloutPolicy`` (Go family).
-
-    Args:
-      game: a Go-family game whose states carry the fields the policy reads (``GoState`` or
-        ``HistoryState``).
-      policy: a ``RolloutPolicy`` of the game's board size.
-      max_moves: playout length limit (default ``4 * num_actions``); unfinished games count 0.
-      pick: ``params -> rollout params`` when the search's params hold more than the policy's
-        (e.g. ``lambda p: p["rollout"]``); default: the params are the policy's.
-    """
+    """Uniform prior and the outcome of one playout of ``policy`` (a ``nets.RolloutPolicy`` of the
+    Go-family ``game``'s size), at most ``max_moves`` long (default ``4 * num_actions``; unfinished
+    games count 0). ``pick`` takes the policy's params out of the search's (default: they are)."""
     limit = max_moves if max_moves is not None else 4 * game.num_actions
     sample = jax.vmap(policy.sample, in_axes=(None, 0, 0))
 
@@ -124,16 +104,14 @@ def policy_rollout_evaluator(game: Game, policy, max_moves: int | None = None,
 
 
 def network_evaluator(apply_fn: Callable, planes_fn: Callable, symmetries: str = "none") -> Evaluator:
-    """An evaluator from a network: ``apply_fn(params, planes) -> (logits, value)``.
+    """An evaluator from a network.
 
     Args:
-      apply_fn: e.g. ``lambda v, x: net.apply(v, x)`` for ``DualResNet`` (eval mode;
-        ``nets.policy_value_apply(net)`` for one with auxiliary heads); planes
-        float32[B, S, S, C] -> (logits float32[B, S*S + 1], value float32[B]).
-      planes_fn: one state -> float32[S, S, C] input planes (vmapped here).
-      symmetries: ``"none"``; ``"random"``, one random dihedral map per position, the policy
-        mapped back (AlphaGo Zero's search); or ``"all"``, the policy probabilities and the
-        value averaged over all 8 maps (AlphaGo's).
+      apply_fn: ``(params, planes float32[B, S, S, C]) -> (logits float32[B, S*S + 1], value
+        float32[B])``, e.g. ``nets.policy_value_apply(net)``.
+      planes_fn: one state -> float32[S, S, C] (vmapped here).
+      symmetries: ``"none"``; ``"random"``, one random map per position, the policy mapped back
+        (AlphaGo Zero); ``"all"``, probabilities and value averaged over the 8 maps (AlphaGo).
     """
     if symmetries not in ("none", "random", "all"):
         raise ValueError(f"unknown symmetries {symmetries!r}; known: 'none', 'random', 'all'")
@@ -157,10 +135,8 @@ def network_evaluator(apply_fn: Callable, planes_fn: Callable, symmetries: str =
 
 
 def mixed_evaluator(network: Evaluator, rollout: Evaluator, lam: float) -> Evaluator:
-    """AlphaGo's leaf evaluation: the network's prior, value ``(1 - lam) * v + lam * z``.
-
-    ``v`` is the network's value, ``z`` the rollout's outcome (AlphaGo: lam = 0.5; Zero: 0).
-    """
+    """AlphaGo's leaf evaluation: the network's prior and ``(1 - lam) * v + lam * z``, ``v`` the
+    network's value, ``z`` the rollout's outcome (AlphaGo: lam = 0.5)."""
     if not 0.0 <= lam <= 1.0:
         raise ValueError(f"lam must be in [0, 1], got {lam}")
 

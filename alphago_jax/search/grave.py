@@ -1,15 +1,15 @@
-"""UCT, RAVE, GRAVE and MCPS: playout-based searches with AMAF statistics, batched and jitted.
+"""UCT, RAVE, GRAVE and MCPS: playout searches with AMAF statistics, batched and jitted.
 
 ``GraveSearch(game, GraveConfig(algorithm=...))`` is one compiled searched move for a batch of
-games, ``(params, states, key) -> SearchOutput`` (params unused: None), like the PUCT
-searches, so that it plugs into the same players and matches. Each game grows its own array
-tree (``amaf.AmafTree``) by one node per playout; a playout is a descent by the selection rule
-below, then uniformly random legal moves to the end of the game (``amaf`` docstring). The move
-played is the root's most visited action (ties: the lowest action).
+games, ``(params, states, key) -> SearchOutput`` (``params`` unused), with the members of
+``tree.TreeSearch`` (``init``, ``start``, ``simulate``, ``result``, ``run``; ``iterate`` runs one
+playout per game for tests), so that players, matches and ``search.search_for`` drive both
+alike. Each game grows its own ``amaf.AmafTree`` by one node per playout: a descent by the rule
+below, then random legal moves to the end. The move played is the root's most visited action
+(ties: the lowest).
 
-Selection at a node ``s`` with the player to move ``p``, over the legal actions ``a`` (``n``,
-``Q``: the edge's playouts and ``p``'s mean result, wins 1, draws 1/2, losses 0; ``code`` the
-action's ``game.move_code`` at ``s``)::
+Selection at node ``s`` over the legal actions ``a`` (``n``, ``Q``: the edge's playouts and the
+mover's mean result, win 1, draw 1/2, loss 0; ``code`` the action's ``game.move_code``)::
 
     uct    Q + c sqrt(ln N(s) / n)                                     (n = 0: UNSEEN = 1e6)
     rave   (1 - beta) Q + beta Q~,  n~, Q~ the AMAF statistics of ``code`` at s itself
@@ -20,31 +20,18 @@ action's ``game.move_code`` at ``s``)::
            statistics of ``code`` at the deepest frozen node on the path to s (``mcps``);
            UNSEEN where all three counts are 0
 
-These are Cazenave's rules (GRAVE 2015: ref = 50, bias = 1e-5, no exploration term; MCPS,
-seed 002: W = 10,000, rho = 30). GRAVE with ``ref = 0`` is RAVE: every node selected from has
-a playout except a fresh root, which is the default reference anyway.
+These are Cazenave's rules and settings: GRAVE ("Generalized Rapid Action Value Estimation",
+2015: ref = 50, bias = 1e-5, no exploration term) and MCPS ("Monte Carlo Permutation Search",
+arXiv:2510.06381, 2025: W = 10,000, rho = 30). GRAVE with ``ref = 0`` is RAVE.
 
-MCPS's window holds the playouts of the current search, path and random moves (the codes from
-the root on); a node is frozen by the first playout after which it has ``rho`` playouts, at
-most one node per playout and game, and in at most ``ceil(B / 8)`` games of a batch per
-playout step (the bitset work is per game); a node left waiting is frozen on a later playout
-through it. The window is stored with ``min(W, tree capacity)`` slots (``trim_window``): a search of fewer
-playouts than that never fills them, so the statistics are those of a W-slot window. With all W
-slots stored, a caller may start a search from the window of the game's previous one
-(``tree.replace(window=...)`` after ``init``; ``mcps_vs_grave.py --carry-window``).
+MCPS's window holds the playouts of the current search (codes from the root on). A node is
+frozen by the first playout after which it has ``rho`` playouts, at most one node per playout
+and game, in at most ``ceil(B / 8)`` games per playout step (the bitset work is per game); a
+node left waiting freezes on a later playout. The window keeps ``min(W, tree capacity)`` slots
+(``trim_window``), the same statistics for any search of fewer playouts; with all W slots, a
+search may start from the window of the game's previous one (``tree.replace(window=...)``).
 
-Members (B games, A actions), jitted, with the shapes of ``tree.TreeSearch`` so that
-``search.search_for`` (time control) drives them alike:
-
-- ``__call__(params, states, key) -> SearchOutput``: a fresh search and its move played;
-- ``init(states) -> AmafTree``; ``start(params, tree, key)`` (nothing to do: the tree);
-  ``simulate(params, tree, key, num_playouts)`` (consumes ``tree``: use the one returned);
-  ``result(tree, key) -> SearchOutput``;
-  ``run(params, tree, key) -> (SearchOutput, AmafTree)``: ``config.playouts`` more, then the move;
-- ``iterate(tree, key) -> (AmafTree, Trace)``: one playout per game, with its record (tests;
-  consumes ``tree``).
-
-Layer: depends on ``games``, ``playout`` and ``search.config`` (no network: ``params`` is ignored).
+Layer: depends on ``games``, ``playout`` and ``search.config`` (no network).
 """
 
 from __future__ import annotations
@@ -75,25 +62,20 @@ class GraveConfig:
 
     Attributes:
       algorithm: ``"uct"``, ``"rave"``, ``"grave"`` or ``"mcps"`` (module docstring).
-      playouts: playouts per move (each adds a node to the tree while it has room).
+      playouts: playouts per move (each adds a node while the tree has room).
       c: UCT's exploration constant (results in [0, 1]); only ``"uct"``.
-      ref: GRAVE's reference threshold: AMAF statistics come from the deepest node on the path
-        with more than ``ref`` playouts (``"grave"``, ``"mcps"``).
+      ref: GRAVE's reference threshold in playouts (``"grave"``, ``"mcps"``).
       bias: GRAVE's ``bias`` in beta (``"rave"``, ``"grave"``).
       window: MCPS's sliding window W, in playouts.
       rho: MCPS's freezing threshold, in playouts through a node.
       tree_capacity: nodes per tree (default ``playouts + 1``); more for searches in chunks.
-      max_moves: the longest game from any root, which sizes the playout record (default
+      max_moves: the longest game from any root, the playout record's length (default
         ``amaf.game_length_bound(game)``).
-      protect_eyes: Go only: playouts and the tree do not fill the mover's one-point eyes and
-        pass only when nothing else is legal (``amaf.playout_mask``).
-      trim_window: MCPS stores ``min(window, tree capacity)`` slots, which gives the same
-        statistics whenever a search runs fewer playouts than that (every fixed-budget
-        search); False stores all ``window`` slots (to measure the full window's cost).
-      playout_superko: Go only: False plays the random part of each playout under the simple
-        ko rule (``amaf.simple_ko_rules``) instead of positional superko, as most Monte Carlo
-        Go programs do: about 1.5x the playouts per second on 7x7. The tree keeps the game's
-        rules, so every move it considers or plays is legal under them.
+      protect_eyes: Go only: no filling the mover's one-point eyes, pass only when nothing else
+        is legal (``amaf.playout_mask``).
+      trim_window: MCPS stores ``min(window, tree capacity)`` slots; False stores all ``window``.
+      playout_superko: Go only: False plays the random part of playouts under simple ko
+        (``amaf.simple_ko_rules``), faster; the tree keeps the game's rules.
     """
 
     algorithm: str = "grave"
@@ -153,13 +135,8 @@ def _mine(black, n, black_wins):
 
 
 def selection_values(config: GraveConfig, tree: AmafTree, node, ref, perm_ref) -> jnp.ndarray:
-    """Unbatched: float32[A], each action's value at ``node`` by ``config.algorithm``
-    (-inf on illegal actions).
-
-    Args:
-      ref: GRAVE's reference node (AMAF statistics; ``"rave"`` passes ``node``).
-      perm_ref: MCPS's deepest frozen node on the path, -1 if none.
-    """
+    """Unbatched: float32[A], each action's value at ``node`` (-inf if illegal), given GRAVE's
+    reference node ``ref`` and MCPS's deepest frozen node on the path ``perm_ref`` (-1: none)."""
     legal, codes = tree.legal[node], tree.codes[node]
     black = tree.to_play[node] > 0
     n = tree.edge_n[node]
@@ -246,10 +223,9 @@ class GraveSearch:
     # -- one playout per game -----------------------------------------------------------------
 
     def _descend(self, tree: AmafTree):
-        """Unbatched: the tree part of a playout. Returns (node, action, child, path, record,
-        length, active): the last edge chosen, its child (-1: not in the tree), the nodes
-        passed (int32[L + 1] by depth, -1 past ``node``), the record (actions, codes, players)
-        and its length."""
+        """Unbatched: a playout's tree part, ``(node, action, child, path, record, length, active)``:
+        the last edge, its child (-1: none), the nodes passed (int32[L + 1], -1 past ``node``),
+        the record (actions, codes, players) and its length."""
         cfg = self.config
         bound = self.record_length
 
@@ -301,11 +277,8 @@ class GraveSearch:
         return tree, row, cand
 
     def _freeze(self, tree: AmafTree, rows: Trace, cand, key):
-        """Fix the permutation statistics of the candidates (``cand`` int32[B], -1: none) of at
-        most ``FREEZE_SLOTS_FRACTION`` of the games, drawn at random among those with one.
-
-        The bitset work (M x W / 32 words per node) is done for the drawn games only; a game
-        left out freezes its node on a later playout through it (it is still a candidate)."""
+        """Freeze the permutation statistics of the candidates (``cand`` int32[B], -1: none) in at
+        most ``freezing_games(B)`` games drawn among those with one; the others stay candidates."""
         b = cand.shape[0]
         k = freezing_games(b)
         priority = (cand >= 0) + jax.random.uniform(key, (b,), maxval=0.5)

@@ -1,35 +1,23 @@
 """Monte Carlo Permutation Search's statistics: a sliding window of playouts stored as bitsets.
 
-MCPS (Cazenave, seed 002) scores an action ``a`` at a node ``s`` reached by the moves
-``a_0 ... a_d`` from the root with three statistics and weights proportional to their counts:
+MCPS (Cazenave, "Monte Carlo Permutation Search", arXiv:2510.06381, 2025) scores action ``a``
+at node ``s``, reached by ``a_0 ... a_d`` from the root, from three statistics: the edge's own
+``n, Q``; AMAF ``n~, Q~`` at the GRAVE reference of ``s``; and permutations ``n^, Q^``, the
+window's playouts that contain every move of ``{a_0, ..., a_d, a}`` in any order::
 
-- ``n, Q``: playouts that went through ``s`` and then played ``a`` (the edge's own);
-- ``n~, Q~``: AMAF, playouts through the GRAVE reference of ``s`` in which ``a`` was played
-  later (as in GRAVE);
-- ``n^, Q^``: permutations, playouts of a sliding window that contain every move of
-  ``{a_0, ..., a_d, a}``, in any order and at any point::
+    value = (n Q + n~ Q~ + n^ Q^) / (n + n~ + n^)
 
-      value = (n Q + n~ Q~ + n^ Q^) / (n + n~ + n^)      (weights n / sum, n~ / sum, n^ / sum)
-
-  which is the minimum-variance convex combination of three independent estimates; there is
-  no bias hyperparameter.
-
-The window (``PlayoutWindow``) keeps the last ``W`` playouts as bitsets: for every move code a
-row of ``ceil(W / 32)`` uint32 words with bit ``i`` set when the playout in slot ``i`` contains
-that code, plus the slots holding a black win, a white win, and a playout at all. The
-permutation statistics of a path are then population counts of ANDs::
+the minimum-variance convex combination of independent estimates, with no bias hyperparameter.
+``PlayoutWindow`` keeps the last ``W`` playouts as one row of ``ceil(W / 32)`` uint32 words per
+move code (bit ``i``: the playout in slot ``i`` contains the code), so the statistics are
+popcounts of ANDs::
 
     P_s = filled & bits[a_0] & ... & bits[a_d]       the playouts containing the whole path
     n^(s, a) = popcount(P_s & bits[a]),  wins = popcount(P_s & bits[a] & won_by_mover)
 
-A node's permutation statistics are computed once, when it has ``rho`` playouts (``freeze``),
-for every move code, and stored: from then on the node is the permutation reference of its
-subtree (a node's ``n^`` comes from its deepest frozen ancestor-or-self), so the bitset work is
-``M x W / 32`` words once per node rather than per selection.
-
-Everything here is unbatched (one game, one window) and vmap-safe; wins are stored from
-black's side (a black win 1, a draw 1/2, a loss 0), as are all statistics of the GRAVE family
-(``grave``), and turned into the mover's at selection.
+A node's statistics are computed for every code once, when it has ``rho`` playouts (``freeze``),
+and serve its whole subtree. Everything here is unbatched and vmap-safe; wins are black's (win
+1, draw 1/2), turned into the mover's at selection.
 
 Layer: pure ``jax``; no game, no tree.
 """
@@ -81,13 +69,8 @@ def empty_window(num_codes: int, size: int) -> PlayoutWindow:
 
 
 def window_add(window: PlayoutWindow, present, black_score, enable=True) -> PlayoutWindow:
-    """The window with one more playout, in place of the oldest once full.
-
-    Args:
-      present: bool[M], the codes the playout contains (path and playout moves).
-      black_score: float32[], 1 black won, 0 white won, 1/2 a draw.
-      enable: bool[], False leaves the window unchanged (a batch member with nothing to add).
-    """
+    """The window with one more playout (codes ``present`` bool[M], ``black_score`` float32[] in
+    {0, 1/2, 1}) in place of the oldest once full; unchanged where ``enable`` (bool[]) is False."""
     slot = window.next_slot
     word = slot // WORD_BITS
     bit = jnp.left_shift(jnp.uint32(1), (slot % WORD_BITS).astype(jnp.uint32))
@@ -107,11 +90,7 @@ def window_add(window: PlayoutWindow, present, black_score, enable=True) -> Play
 
 
 def path_bits(window: PlayoutWindow, codes, count) -> jnp.ndarray:
-    """uint32[K]: the window's playouts containing every code of ``codes[:count]``.
-
-    Args:
-      codes: int32[L] move codes (entries at or past ``count`` are ignored); count: int32[].
-    """
+    """uint32[K]: the window's playouts containing every code of ``codes[:count]`` (int32[L], int32[])."""
     rows = window.bits[jnp.clip(codes, 0, window.bits.shape[0] - 1)]  # [L, K]
     used = (jnp.arange(codes.shape[0]) < count)[:, None]
     rows = jnp.where(used, rows, ~jnp.uint32(0))
@@ -123,16 +102,9 @@ def _count(words) -> jnp.ndarray:
 
 
 def permutation_counts(window: PlayoutWindow, path, codes) -> tuple[jnp.ndarray, jnp.ndarray]:
-    """Permutation statistics of candidate ``codes`` after a path.
-
-    Args:
-      path: uint32[K], ``path_bits`` of the path (the playouts containing all its moves).
-      codes: int32[...] candidate move codes.
-
-    Returns:
-      ``n^`` int32[...], the window's playouts containing the path and the code, and their
-      black score float32[...] (black wins plus half the draws).
-    """
+    """``(n^ int32[...], black score float32[...])``: the window's playouts containing the path
+    (``path_bits``, uint32[K]) and each candidate of ``codes`` (int32[...]), and their black wins
+    plus half their draws."""
     both = path & window.bits[codes]  # [..., K]
     n = _count(both)
     black = _count(both & window.black_wins)
@@ -141,7 +113,7 @@ def permutation_counts(window: PlayoutWindow, path, codes) -> tuple[jnp.ndarray,
 
 
 def mcps_weights(n, n_amaf, n_perm) -> tuple[jnp.ndarray, jnp.ndarray, jnp.ndarray]:
-    """The seed's weights ``(n, n~, n^) / (n + n~ + n^)``, float32 (all 0 where every count is 0)."""
+    """MCPS's weights ``(n, n~, n^) / (n + n~ + n^)``, float32 (all 0 where every count is 0)."""
     n, n_amaf, n_perm = (jnp.asarray(x, jnp.float32) for x in (n, n_amaf, n_perm))
     total = n + n_amaf + n_perm
     safe = jnp.maximum(total, 1.0)
@@ -161,14 +133,8 @@ def mcps_values(n, wins, n_amaf, wins_amaf, n_perm, wins_perm) -> jnp.ndarray:
 
 
 def freeze(window: PlayoutWindow, codes, count) -> tuple[jnp.ndarray, jnp.ndarray]:
-    """A node's frozen permutation statistics for every move code.
-
-    Args:
-      codes: int32[L], the moves from the root to the node in ``codes[:count]``.
-
-    Returns:
-      ``n^`` int32[M] and black score float32[M] of the playouts containing the path and code ``c``.
-    """
+    """A node's permutation statistics for every code ``c``, ``(n^ int32[M], black score float32[M])``,
+    given the moves from the root to it in ``codes[:count]`` (int32[L])."""
     return permutation_counts(window, path_bits(window, codes, count), jnp.arange(window.bits.shape[0]))
 
 

@@ -1,14 +1,9 @@
-"""mctx's searches wired to the game rules: ``muzero_policy`` (PUCT) and ``gumbel_muzero_policy``.
+"""mctx's searches on the game rules: ``muzero_policy`` (PUCT) and ``gumbel_muzero_policy``.
 
-``make_mctx_search(game, evaluator, config)`` returns a jitted ``(params, states, key) ->
-SearchOutput``: a fresh mctx tree per move with the game's rules as the model, then the chosen
-move played. Two-player conventions: every node's value is for its player to move; an edge's
-reward is the game's return for the player who moved (non-zero only on the move that ends the
-game) and the discount is -1 (0 once the game is over), so values flip sign at each ply.
-
-Illegal actions are masked at the root and get no prior inside the tree; should the search
-still try one deeper in the tree, the rules end the game as a loss for the player who made it,
-so its value is -1 and the search turns away from it.
+``make_mctx_search`` builds a fresh mctx tree per move with the rules as the model. Every node's
+value is for its player to move; an edge's reward is the game's return for the player who moved
+and the discount is -1 (0 once over), so values flip sign at each ply. Illegal actions are
+masked at the root and get no prior below; one tried anyway loses by the rules (value -1).
 """
 
 from __future__ import annotations
@@ -23,13 +18,8 @@ from alphago_jax.search.evaluators import Evaluator, masked, value_for_mover
 
 
 def make_mctx_search(game: Game, evaluator: Evaluator, config: SearchConfig):
-    """The jitted searched move on mctx: ``(params, states, key) -> SearchOutput``.
-
-    Args:
-      game: any game of the Game contract.
-      evaluator: ``(params, states, key) -> (logits float32[B, A], value float32[B])``.
-      config: ``algorithm`` ``"muzero"`` or ``"gumbel"``.
-    """
+    """The jitted searched move ``(params, states, key) -> SearchOutput`` of mctx's
+    ``config.algorithm`` (``"muzero"`` or ``"gumbel"``) with ``evaluator`` at the leaves."""
     if config.algorithm not in ("muzero", "gumbel"):
         raise ValueError(f"mctx runs 'muzero' or 'gumbel', not {config.algorithm!r}")
     step = jax.vmap(game.step)

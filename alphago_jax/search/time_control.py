@@ -1,12 +1,7 @@
-"""Time control: a budget per move from the clock, and a search run in chunks until it is spent.
+"""Time control: a budget per move from the clock, and a search run in chunks until it is spent::
 
     budget = move_budget(time_left=300.0, empty_points=int(jnp.sum(state.board == 0)))
     out, tree, sims = search_for(search, params, tree, key, budget)
-
-``move_budget`` spreads the remaining time over the moves still expected (AlphaGo's
-allocation: ``remaining / expected moves``, never more than a fixed fraction of what is left);
-``search_for`` starts the search and adds chunks of simulations while the next chunk, timed
-like the last one, still fits in the budget and in the tree.
 """
 
 from __future__ import annotations
@@ -23,7 +18,8 @@ from alphago_jax.search.tree import SearchTree, TreeSearch
 
 def move_budget(time_left: float, stones_left: int = 0, *, empty_points: int, min_moves: int = 10,
                 max_fraction: float = 0.3, margin: float = 0.1) -> float:
-    """Seconds to spend on this move.
+    """Seconds to spend on this move: the time left over the moves still expected (AlphaGo's
+    allocation), at most ``max_fraction`` of it in main time.
 
     Args:
       time_left: seconds left on the clock (main time, or the current byo-yomi period).
@@ -43,33 +39,23 @@ def move_budget(time_left: float, stones_left: int = 0, *, empty_points: int, mi
 
 
 TIME_CHUNK = 16
-"""Simulations per chunk of a timed search (at most the config's ``num_simulations``): small, so
-that a move overruns its budget by one short chunk at most, even when a player's fixed effort
-(e.g. 200 simulations of random playouts) would take several times the budget."""
+"""Simulations per chunk of a timed search: small, so that a move overruns its budget by one short chunk at most."""
 
 
 def time_chunk(config) -> int:
-    """The default chunk of ``search_for`` for a search ``config``: ``TIME_CHUNK`` simulations,
-    at most ``num_simulations``, rounded down to a multiple of ``leaf_batch`` (at least one)."""
+    """``search_for``'s default chunk: ``TIME_CHUNK``, at most ``num_simulations``, a multiple of ``leaf_batch``."""
     leaf_batch = getattr(config, "leaf_batch", 1)
     return min(config.num_simulations, max(leaf_batch, TIME_CHUNK // leaf_batch * leaf_batch))
 
 
 def search_for(search: TreeSearch, params, tree: SearchTree, key, seconds: float, chunk: int | None = None,
                clock: Callable[[], float] = time.perf_counter) -> tuple[SearchOutput, SearchTree, int]:
-    """Search ``tree`` (fresh or reused) for about ``seconds``, in chunks of simulations.
+    """``(SearchOutput, tree, simulations run)``: ``search`` (a ``TreeSearch``) on ``tree`` for
+    about ``seconds``, in chunks of ``chunk`` simulations (default ``time_chunk``, a multiple of
+    ``leaf_batch``).
 
-    At least one chunk runs; another follows while ``elapsed + last chunk's time <= seconds``
-    and the tree has room for it. Each chunk size compiles once.
-
-    Args:
-      search: a ``TreeSearch``; chunk: simulations per chunk (default ``time_chunk(config)``;
-        a multiple of ``leaf_batch``). Give the search a ``tree_capacity`` of many chunks for
-        long thinking.
-      clock: seconds, monotonic (a parameter so that tests can drive it).
-
-    Returns:
-      The move choice and statistics, the searched tree, and the simulations run.
+    At least one chunk runs; another follows while the elapsed time plus the last chunk's fits in
+    ``seconds`` and the tree has room. ``clock`` (monotonic seconds) is a parameter for tests.
     """
     chunk = chunk or time_chunk(search.config)
     begin = clock()

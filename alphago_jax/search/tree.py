@@ -28,7 +28,7 @@ gathered earlier in the same batch (evaluated again: one more visit), or at ``ma
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import flax.struct
 import jax
@@ -192,6 +192,28 @@ def reroot(tree: SearchTree, child, keep: int) -> SearchTree:
     return moved.replace(num_nodes=jnp.minimum(jnp.sum(inside), keep).astype(jnp.int32))
 
 
+class _DescentCarry(NamedTuple):
+    """The loop carry of one descent (unbatched; scalars int32 unless said)."""
+
+    parent: jax.Array  # the node the last action was chosen at
+    action: jax.Array  # that action
+    child: jax.Array  # its child, UNVISITED when there is none yet
+    at: jax.Array  # the child, or ROOT when there is none: where the next step selects
+    depth: jax.Array
+    going: jax.Array  # bool: the child is expanded, not terminal, and within the depth limit
+    pending: jax.Array  # int32[N]: descents in flight through each node (virtual losses)
+
+
+class _Descent(NamedTuple):
+    """Where one descent ended (unbatched scalars; [B, K] once scanned and vmapped)."""
+
+    node: jax.Array  # int32: the parent of the leaf
+    action: jax.Array  # int32: the action from ``node`` to the leaf
+    leaf: jax.Array  # int32: the leaf's node index (new or existing)
+    new: jax.Array  # bool: the leaf was allocated by this descent
+    active: jax.Array  # bool: the descent evaluates and backs up (the root is live, the tree had room)
+
+
 class TreeSearch:
     """PUCT search over a batch of games with trees kept between moves.
 
@@ -340,21 +362,22 @@ class TreeSearch:
         return jnp.argmax(jnp.where(tree.legal[node], q + u, -jnp.inf)).astype(jnp.int32)
 
     def _descend(self, tree: SearchTree, pending):
-        """Unbatched: one descent. Returns (node, action, leaf, new, active, tree, pending)."""
+        """Unbatched: one descent. Returns a ``_Descent`` (its ``pending`` counts this one)."""
         max_depth = self.config.max_depth or self.capacity
 
-        def body(s):
-            _, _, _, node, depth, _, pending = s
-            a = self._select(tree, pending, node)
-            pending = pending.at[node].add(1)
-            child = tree.children[node, a]
+        def body(s: _DescentCarry) -> _DescentCarry:
+            a = self._select(tree, s.pending, s.at)
+            child = tree.children[s.at, a]
             c = jnp.maximum(child, 0)
-            going = (child >= 0) & tree.expanded[c] & ~tree.terminal[c] & (depth + 1 < max_depth)
-            return node, a, child, c, depth + 1, going, pending
+            going = (child >= 0) & tree.expanded[c] & ~tree.terminal[c] & (s.depth + 1 < max_depth)
+            return _DescentCarry(parent=s.at, action=a, child=child, at=c, depth=s.depth + 1, going=going,
+                                 pending=s.pending.at[s.at].add(1))
 
         active = tree.expanded[ROOT] & ~tree.terminal[ROOT]
-        init = (jnp.int32(ROOT), jnp.int32(0), jnp.int32(UNVISITED), jnp.int32(ROOT), jnp.int32(0), active, pending)
-        node, a, child, _, _, _, pending = jax.lax.while_loop(lambda s: s[5], body, init)
+        init = _DescentCarry(parent=jnp.int32(ROOT), action=jnp.int32(0), child=jnp.int32(UNVISITED),
+                             at=jnp.int32(ROOT), depth=jnp.int32(0), going=active, pending=pending)
+        s = jax.lax.while_loop(lambda s: s.going, body, init)
+        node, a, child = s.parent, s.action, s.child
         room = tree.num_nodes < self.capacity
         new = active & (child < 0) & room
         active = active & ((child >= 0) | room)  # a full tree drops the simulation
@@ -364,16 +387,15 @@ class TreeSearch:
             children=tree.children.at[jnp.where(new, node, self.capacity), a].set(leaf, mode="drop"),
             num_nodes=tree.num_nodes + new.astype(jnp.int32),
         )
-        pending = pending.at[leaf].add(active.astype(jnp.int32))
-        return node, a, leaf, new, active, tree, pending
+        pending = s.pending.at[leaf].add(active.astype(jnp.int32))
+        return _Descent(node=node, action=a, leaf=leaf, new=new, active=active), tree, pending
 
     def _descend_all(self, tree: SearchTree):
         """Unbatched: ``leaf_batch`` descents in turn, each seeing the ones before as losses."""
 
         def one(carry, _):
-            tree, pending = carry
-            node, a, leaf, new, active, tree, pending = self._descend(tree, pending)
-            return (tree, pending), (node, a, leaf, new, active)
+            descent, tree, pending = self._descend(*carry)
+            return (tree, pending), descent
 
         pending = jnp.zeros((self.capacity,), jnp.int32)
         (tree, _), out = jax.lax.scan(one, (tree, pending), None, length=self.config.leaf_batch)
@@ -381,7 +403,8 @@ class TreeSearch:
 
     def _round(self, params, tree: SearchTree, key) -> SearchTree:
         b, k = tree.num_nodes.shape[0], self.config.leaf_batch
-        tree, (node, action, leaf, new, active) = jax.vmap(self._descend_all)(tree)  # each [B, K]
+        tree, d = jax.vmap(self._descend_all)(tree)  # each field [B, K]
+        node, action, leaf, new, active = d.node, d.action, d.leaf, d.new, d.active
         before = jax.tree_util.tree_map(
             lambda x: x[jnp.arange(b)[:, None], node].reshape((b * k,) + x.shape[2:]), tree.states)
         flat_actions = action.reshape(b * k)

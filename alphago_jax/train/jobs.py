@@ -53,10 +53,11 @@ def parse_value(text: str, current: Any) -> Any:
 
 @dataclasses.dataclass(frozen=True)
 class JobConfig:
-    """Base of the jobs' settings: dict round trip, overrides, validation helpers.
+    """Base of the jobs' settings: dict round trip and command-line overrides.
 
-    Subclasses are frozen dataclasses of JSON-able fields (numbers, strings, None, tuples).
-    ``LENGTH`` names the field that may differ when a run is resumed (to extend it).
+    Subclasses are frozen dataclasses of JSON-able fields (numbers, strings, None, tuples),
+    validated with ``alphago_jax.checks``. ``LENGTH`` names the field that may differ when a run
+    is resumed (to extend it).
     """
 
     LENGTH = "steps"
@@ -95,23 +96,6 @@ class JobConfig:
             return cls.from_dict(fields)
         except TypeError as e:
             raise ValueError(f"bad setting: {e}") from None
-
-    def _require(self, name: str, ok: bool, why: str) -> None:
-        """Raise ``ValueError("<Class>.<name> <why>, got <value>")`` unless ``ok``."""
-        if not ok:
-            raise ValueError(f"{type(self).__name__}.{name} {why}, got {getattr(self, name)!r}")
-
-    def _require_ints(self, low: int, *names: str) -> None:
-        for name in names:
-            x = getattr(self, name)
-            self._require(name, isinstance(x, (int, np.integer)) and not isinstance(x, bool) and x >= low,
-                          f"must be an int >= {low}")
-
-    def _require_positive(self, *names: str) -> None:
-        for name in names:
-            x = getattr(self, name)
-            self._require(name, isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0,
-                          "must be a number > 0")
 
 
 def checkpoint_dir(out_dir) -> pathlib.Path:

@@ -199,10 +199,10 @@ def plan_end(left: float, *, final: bool, due: bool, matches: Sequence[str], cos
     Another iteration follows when time is left and, in the ``left`` seconds to the deadline,
     there is room for this iteration's checkpoint (and its evaluation if one is ``due``), one
     more iteration, and the final evaluation and checkpoint after it. Otherwise (or when
-    ``final``) this iteration is the last: its evaluation plays the ``matches`` in order, each one whose ``cost`` fits in
-    what is left before the checkpoint; the others are ``skipped``. Unknown costs (None) count
-    as 0, so a part never timed runs while any time is left. So a run ends within its limit plus
-    one iteration, as long as the estimates hold.
+    ``final``) this iteration is the last: its evaluation plays the ``matches`` in order, each
+    one whose ``cost`` fits in what is left before the checkpoint; the others are ``skipped``.
+    Unknown costs (None) count as 0, so a part never timed runs while any time is left. So a run
+    ends within its limit plus one iteration, as long as the estimates hold.
 
     Args:
       left: seconds to the deadline (``TimeBudget.left``; ``inf`` without a limit).

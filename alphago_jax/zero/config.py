@@ -10,14 +10,12 @@ import dataclasses
 import json
 from typing import Any, Mapping
 
-import numpy as np
-
-from alphago_jax import features, games, nets
+from alphago_jax import checks, features, games, nets
 from alphago_jax.games.history import WithHistory
 from alphago_jax.search import SearchConfig, rollout_evaluator
 from alphago_jax.train import jobs
 from alphago_jax.train.jobs import parse_value
-from alphago_jax.train.learner import OptimizerConfig
+from alphago_jax.train.optimizer import OptimizerConfig
 
 KIND = "zero"
 """The ``kind`` of this job's checkpoints."""
@@ -31,89 +29,53 @@ _SEARCHES = ("puct", "gumbel")
 class ZeroConfig:
     """Everything that defines a run (frozen, hashable; saved with every checkpoint).
 
-    Game: ``board_size`` x ``board_size`` Go, ``komi``, ``max_moves`` (default Go's
-    ``2 * size * size``: a game never lasts longer, which bounds the trajectories),
-    ``pass_after`` (``Go.pass_after``: no pass before that move unless nothing else is legal, in
-    self-play and evaluation games; 0: the plain rules). Without it a young 9x9 network can
-    learn to end games early: white, seeing every move as lost, passes, and black passes to
-    win on area (the 9x9 run in docs/results.md fell into that).
-
-    Network: ``DualResNet(blocks, filters, value_hidden)`` on AlphaGo Zero's 17 planes. KataGo's
-    additions (Wu 2019), all off by default: ``ownership_weight > 0`` adds the ownership head and
-    its loss term with that weight (targets: each point's final Tromp-Taylor owner from the player
-    to move's view; KataGo uses about 1.5), ``score_weight > 0`` the score-margin head (a Huber
-    loss in points; its errors are points, not at most 2 as the value's, so keep the weight
-    small, e.g. 0.02), ``global_pool`` the global pooling bias in the residual tower,
-    ``size_agnostic`` fully convolutional heads with global pooling (one set of parameters for
-    every board size, so that ``--init`` can start from a network of another size). The replay
-    buffer stores the heads' targets only when they are on.
-
-    Self-play: ``selfplay_batch`` games in flight, ``selfplay_moves`` moves of each per iteration,
-    ``num_simulations`` simulations per move. ``search``: ``"puct"`` (AlphaGo Zero: PUCT with
-    ``c_puct``, root Dirichlet noise ``dirichlet_alpha``, ``dirichlet_fraction``, moves drawn
-    from the visit counts for the first ``temperature_moves`` moves of a game, the visit
-    distribution as the policy target) or ``"gumbel"`` (Gumbel AlphaZero, Danihelka et al. 2022:
-    Gumbel-top-k sampling of ``gumbel_considered`` root moves and sequential halving, the
-    surviving move played, the improved policy from completed Q-values as the policy target; it
-    improves the policy with few simulations). The network is evaluated under ``symmetries``
-    (``"random"``: one random board symmetry per position, as in the paper).
-
-    Playout cap randomization (KataGo, Wu 2019; off at ``full_search_fraction = 1``): a fraction
-    ``full_search_fraction`` of the moves get the full search, the others a fast one of
-    ``fast_simulations`` simulations (None: ``num_simulations // 4``) with no root noise
-    (``"puct"``: no Dirichlet noise; ``"gumbel"``: no Gumbel noise, the best considered move);
-    only full-search positions become training examples. One draw per move for all games
-    (``selfplay.selfplay``).
-
-    Resignation (AlphaGo Zero; off at ``resign_threshold = None``): the player to move resigns
-    when its root value is below the threshold, which starts at ``resign_threshold``; a fraction
-    ``no_resign_fraction`` of games never resign, and after each iteration the threshold is
-    recalibrated from them so that at most ``false_resign_target`` of the games that would have
-    resigned were games the resigner did not lose (``selfplay.calibrate_resignation``; None: a
-    fixed threshold). The threshold lives in the run state (the ``SelfPlay`` state), so it is
-    checkpointed; metrics.csv logs ``resign_rate``, ``false_resign_rate`` and ``resign_threshold``.
-
-    Training: a replay buffer of the last ``replay_capacity`` positions; once it holds
-    ``min_replay`` positions, ``train_steps`` steps per iteration on batches of ``train_batch``
-    with ``optimizer``.
-
-    Parallelism: ``workers`` groups of games, each with its own replay shard and random stream
-    (see the module docstring); None: one per device. The batch sizes, the capacity and
-    ``eval_games / 2`` must be multiples of it, and it a multiple of the number of devices.
-
-    Evaluation: ``eval_games`` games (half with each colour) against each opponent at the start,
-    every ``eval_interval`` iterations (0: only at the start and the end) and after the last
-    iteration; the network searches with ``eval_simulations`` (``eval_search``), gathering
-    ``eval_leaves`` leaves per network call with virtual loss (the largest divisor of
-    ``eval_simulations`` up to ``eval_leaf_batch``; 1 for ``"gumbel"``), as the players do: a
-    match searches only ``eval_games / 2`` games at a time, and more leaves per call mean wider
-    network calls and fewer of them in sequence per move. The pure-MCTS baseline
-    (``baseline_search``, ``baseline_evaluator``): PUCT with uniform priors and
-    ``baseline_simulations`` random playouts per move, Monte Carlo Go's usual playouts (a
-    player never fills its own one-point eyes, simple ko), gathered ``baseline_leaves`` at a
-    time with virtual loss (the largest divisor of ``baseline_simulations`` up to
-    ``baseline_leaf_batch``; ``search.tree``): each round of its search is one batch of
-    playouts over all games and leaves, so a move takes ``baseline_simulations /
-    baseline_leaves`` playouts in sequence rather than ``baseline_simulations``
-    (docs/benchmarks.md: its speed, and its strength against one leaf per round of uniformly
-    random playouts under superko).
-    ``gate``: the score the latest network needs against the best one to become the best
-    (None: no match against the best). ``eval_games = 0`` turns evaluation off.
-
-    Evaluation against GNU Go (off at ``gnugo_level = None``): each evaluation also plays
-    ``gnugo_games`` games (even; half with each colour) against GNU Go at ``--level gnugo_level``
-    (0 the weakest and fastest to 10, its default), one GNU Go process per game, scored by area
-    after GNU Go's cleanup phase (``zero.external_eval``): a reference nobody here wrote, so
-    its win rate and Elo (``win_gnugo``, ``elo_gnugo``) compare runs and networks. The binary is
-    ``gnugo_path`` (None: ``gtp_client.find_gnugo``); where it is missing the run says so once
-    and goes on without these games. These three settings, ``eval_leaf_batch`` and
-    ``baseline_leaf_batch`` only affect evaluation, so a resumed run may change them.
-
-    Run: ``iterations``, ``keep`` (checkpoints kept), ``seed``, ``checkpoint_interval``: a
-    checkpoint after every this many iterations and after the last one (a kill loses at most
-    that many; a resumed run repeats them exactly). A checkpoint holds the whole replay buffer:
-    the ``9x9`` preset's 500,000 positions took 6.5 s to write on a 2-core CPU
-    (docs/benchmarks.md). It touches nothing of the run's state, so a resumed run may change it.
+    Attributes:
+      board_size: Go on a ``board_size`` x ``board_size`` board.
+      komi: points added to white's score.
+      max_moves: moves after which a game ends (None: Go's ``2 * size * size``).
+      pass_after: no pass before this move unless nothing else is legal (0: the plain rules).
+      blocks: residual blocks of the ``DualResNet`` on AlphaGo Zero's 17 planes.
+      filters: channels of its convolutions.
+      value_hidden: hidden units of its value head.
+      ownership_weight: > 0: KataGo's ownership head (Wu 2019) and its loss term, with this weight.
+      score_weight: > 0: KataGo's score-margin head and its loss term (Huber, in points), with this weight.
+      global_pool: KataGo's global pooling bias in the residual tower.
+      size_agnostic: fully convolutional heads: one set of parameters for every board size.
+      num_simulations: simulations per self-play move.
+      search: ``"puct"`` (AlphaGo Zero) or ``"gumbel"`` (Gumbel AlphaZero, Danihelka et al. 2022).
+      gumbel_considered: ``"gumbel"``: root moves drawn by Gumbel-top-k.
+      c_puct: PUCT's exploration constant.
+      dirichlet_alpha: ``"puct"``: concentration of the root's Dirichlet noise.
+      dirichlet_fraction: ``"puct"``: weight of that noise in the root's priors.
+      temperature_moves: ``"puct"``: moves of a game drawn from the visit counts, the most visited after.
+      symmetries: board symmetries the network is evaluated under: ``"none"``, ``"random"`` or ``"all"``.
+      selfplay_batch: self-play games in flight.
+      selfplay_moves: moves of each game per iteration.
+      full_search_fraction: moves with the full search, the others fast (KataGo's playout cap; 1: all full).
+      fast_simulations: simulations of a fast search, without root noise (None: ``num_simulations // 4``).
+      resign_threshold: root value below which the player to move resigns (None: no resignation).
+      no_resign_fraction: fraction of games that never resign, to recalibrate the threshold from.
+      false_resign_target: most resigned games not lost that the threshold allows (None: a fixed threshold).
+      replay_capacity: positions the replay buffer keeps, the latest.
+      min_replay: positions in the buffer before training starts.
+      train_batch: examples per training step.
+      train_steps: training steps per iteration.
+      optimizer: the training step's ``OptimizerConfig``.
+      workers: groups of games, each with its replay shard and random stream (None: one per device).
+      iterations: iterations of the run.
+      eval_interval: an evaluation every this many iterations (0: at the start and the end only).
+      eval_games: games against each opponent per evaluation, half with each colour (0: no evaluation).
+      eval_simulations: the network's simulations per move in evaluation games.
+      eval_leaf_batch: most leaves per network call of the evaluation search (``eval_leaves``).
+      baseline_simulations: random playouts per move of the pure-MCTS baseline.
+      baseline_leaf_batch: most playouts per round of the baseline's search (``baseline_leaves``).
+      gate: score the latest network needs against the best to become the best (None: no such match).
+      gnugo_level: GNU Go's ``--level`` (0 to 10) in evaluation games against it (None: no such games).
+      gnugo_games: games against GNU Go per evaluation, half with each colour.
+      gnugo_path: the GNU Go binary (None: ``gtp_client.find_gnugo``).
+      keep: checkpoints kept.
+      seed: the run's random stream.
+      checkpoint_interval: a checkpoint after every this many iterations and after the last.
     """
 
     board_size: int = 5
@@ -164,81 +126,58 @@ class ZeroConfig:
     checkpoint_interval: int = 1
 
     def __post_init__(self):
-        def bad(name, why):
-            raise ValueError(f"ZeroConfig.{name} {why}, got {getattr(self, name)!r}")
-
-        def integer(name, low):
-            x = getattr(self, name)
-            if not isinstance(x, (int, np.integer)) or isinstance(x, bool) or x < low:
-                bad(name, f"must be an int >= {low}")
-
         self.game  # validates the game's settings
-        for name in ("blocks", "temperature_moves", "min_replay", "eval_interval", "eval_games", "seed"):
-            integer(name, 0)
-        for name in ("filters", "value_hidden", "num_simulations", "selfplay_batch", "selfplay_moves",
-                     "replay_capacity", "train_batch", "train_steps", "iterations", "eval_simulations",
-                     "eval_leaf_batch", "baseline_simulations", "baseline_leaf_batch", "keep", "checkpoint_interval"):
-            integer(name, 1)
-        if self.search not in _SEARCHES:
-            bad("search", f"must be one of {_SEARCHES}")
-        integer("gumbel_considered", 1)
-        if self.symmetries not in _SYMMETRIES:
-            bad("symmetries", f"must be one of {_SYMMETRIES}")
-        if not 0 <= self.dirichlet_fraction <= 1 or self.dirichlet_alpha <= 0:
-            bad("dirichlet_fraction", "must be in [0, 1] with dirichlet_alpha > 0")
-        if self.c_puct <= 0:
-            bad("c_puct", "must be > 0")
-
-        def fraction(name, low_open, allow_none=False):  # a number in (0, 1] or [0, 1]
-            x = getattr(self, name)
-            if x is None and allow_none:
-                return
-            ok = isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
-            if not ok or not (0 < x <= 1 if low_open else 0 <= x <= 1):
-                bad(name, f"must be a number in {'(0' if low_open else '[0'}, 1]" + (" or None" if allow_none else ""))
-
-        for name in ("ownership_weight", "score_weight"):
-            x = getattr(self, name)
-            if not isinstance(x, (int, float, np.integer, np.floating)) or isinstance(x, bool) or not 0 <= x < np.inf:
-                bad(name, "must be a finite number >= 0 (0: no head)")
-        for name in ("global_pool", "size_agnostic"):
-            if not isinstance(getattr(self, name), bool):
-                bad(name, "must be true or false")
-        if (self.global_pool or self.size_agnostic) and self.filters < 2:
-            bad("filters", "must be at least 2 with global_pool (some channels pool, the others get the bias)")
-        fraction("full_search_fraction", low_open=True)
-        if self.fast_simulations is not None:
-            integer("fast_simulations", 1)
-            if self.fast_simulations > self.num_simulations:
-                bad("fast_simulations", f"must be at most num_simulations ({self.num_simulations})")
-        if self.resign_threshold is not None:
-            x = self.resign_threshold
-            if not isinstance(x, (int, float, np.integer, np.floating)) or isinstance(x, bool) or not -1 <= x <= 1:
-                bad("resign_threshold", "must be None (no resignation) or a root value in [-1, 1]")
-        fraction("no_resign_fraction", low_open=False)
-        fraction("false_resign_target", low_open=True, allow_none=True)
-        if self.eval_games % 2:
-            bad("eval_games", "must be even (each opening is played with both colours)")
-        if self.gate is not None and not 0 < self.gate <= 1:
-            bad("gate", "must be None or in (0, 1]")
-        if self.gnugo_level is not None:
-            integer("gnugo_level", 0)
-        integer("gnugo_games", 2)
-        if self.gnugo_games % 2:
-            bad("gnugo_games", "must be even (half the games with each colour)")
-        if self.gnugo_path is not None and (not isinstance(self.gnugo_path, str) or not self.gnugo_path):
-            bad("gnugo_path", "must be None (find GNU Go) or the path of the GNU Go binary")
+        checks.ints(self, 0, "blocks", "temperature_moves", "min_replay", "eval_interval", "eval_games", "seed")
+        checks.ints(self, 1, "filters", "value_hidden", "num_simulations", "gumbel_considered", "selfplay_batch",
+                    "selfplay_moves", "replay_capacity", "train_batch", "train_steps", "iterations", "eval_simulations",
+                    "eval_leaf_batch", "baseline_simulations", "baseline_leaf_batch", "keep", "checkpoint_interval")
+        checks.choice(self, "search", _SEARCHES)
+        checks.choice(self, "symmetries", _SYMMETRIES)
+        checks.number(self, "c_puct", "> 0")
+        checks.number(self, "dirichlet_alpha", "> 0")
+        checks.number(self, "dirichlet_fraction", "[0, 1]")
+        checks.number(self, "ownership_weight", ">= 0")
+        checks.number(self, "score_weight", ">= 0")
+        checks.flags(self, "global_pool", "size_agnostic")
+        checks.require(self, "filters", self.filters >= 2 or not (self.global_pool or self.size_agnostic),
+                       "must be at least 2 with global_pool or size_agnostic (some channels pool, the others "
+                       "get the bias)")
+        self._check_selfplay()
+        self._check_evaluation()
         if self.workers is not None:
-            integer("workers", 1)
-            for name in ("selfplay_batch", "replay_capacity", "train_batch"):
-                if getattr(self, name) % self.workers:
-                    bad(name, f"must be a multiple of workers ({self.workers})")
-            if (self.eval_games // 2) % self.workers:
-                bad("eval_games", f"must be a multiple of 2 * workers ({2 * self.workers})")
-        if self.min_replay > self.replay_capacity:
-            bad("min_replay", f"must be at most replay_capacity ({self.replay_capacity})")
-        if not isinstance(self.optimizer, OptimizerConfig):
-            bad("optimizer", "must be an OptimizerConfig")
+            self._check_workers()
+        checks.require(self, "min_replay", self.min_replay <= self.replay_capacity,
+                       f"must be at most replay_capacity ({self.replay_capacity})")
+        checks.require(self, "optimizer", isinstance(self.optimizer, OptimizerConfig), "must be an OptimizerConfig")
+
+    def _check_selfplay(self) -> None:
+        checks.number(self, "full_search_fraction", "(0, 1]")
+        if self.fast_simulations is not None:
+            checks.ints(self, 1, "fast_simulations")
+            checks.require(self, "fast_simulations", self.fast_simulations <= self.num_simulations,
+                           f"must be at most num_simulations ({self.num_simulations})")
+        checks.number(self, "resign_threshold", "[-1, 1]", none="no resignation")
+        checks.number(self, "no_resign_fraction", "[0, 1]")
+        checks.number(self, "false_resign_target", "(0, 1]", none="a fixed threshold")
+
+    def _check_evaluation(self) -> None:
+        checks.require(self, "eval_games", self.eval_games % 2 == 0,
+                       "must be even (each opening is played with both colours)")
+        checks.number(self, "gate", "(0, 1]", none="no match against the best")
+        if self.gnugo_level is not None:
+            checks.ints(self, 0, "gnugo_level")
+        checks.ints(self, 2, "gnugo_games")
+        checks.require(self, "gnugo_games", self.gnugo_games % 2 == 0, "must be even (half the games with each colour)")
+        path_ok = self.gnugo_path is None or (isinstance(self.gnugo_path, str) and bool(self.gnugo_path))
+        checks.require(self, "gnugo_path", path_ok, "must be None (find GNU Go) or the path of the GNU Go binary")
+
+    def _check_workers(self) -> None:
+        checks.ints(self, 1, "workers")
+        for name in ("selfplay_batch", "replay_capacity", "train_batch"):
+            checks.require(self, name, getattr(self, name) % self.workers == 0,
+                           f"must be a multiple of workers ({self.workers})")
+        checks.require(self, "eval_games", (self.eval_games // 2) % self.workers == 0,
+                       f"must be a multiple of 2 * workers ({2 * self.workers})")
 
     # -- derived objects ---------------------------------------------------------------------
 
@@ -250,6 +189,7 @@ class ZeroConfig:
 
     @property
     def net(self) -> nets.DualResNet:
+        """The dual network, with the auxiliary heads whose weights are > 0."""
         return nets.DualResNet(in_planes=features.zero.NUM_PLANES, blocks=self.blocks, filters=self.filters,
                                value_hidden=self.value_hidden, ownership=self.ownership_weight > 0,
                                score=self.score_weight > 0, global_pool=self.global_pool,
@@ -257,6 +197,7 @@ class ZeroConfig:
 
     @property
     def selfplay_search(self) -> SearchConfig:
+        """Self-play's full search: ``search`` with root noise, moves drawn early in a game."""
         return SearchConfig(num_simulations=self.num_simulations, algorithm=self.search, c_puct=self.c_puct,
                             dirichlet_alpha=self.dirichlet_alpha, dirichlet_fraction=self.dirichlet_fraction,
                             temperature=1.0, temperature_moves=self.temperature_moves,
@@ -336,7 +277,7 @@ def _divisor_up_to(n: int, most: int) -> int:
 
 
 PRESETS: dict[str, ZeroConfig] = {
-    # The default: 5x5 Go on a 2-core CPU in about 4 minutes (docs/results.md).
+    # The default: 5x5 Go on a CPU in minutes (docs/results.md).
     "tiny": ZeroConfig(),
     # The smallest run that exercises every part (tests, CI): seconds once compiled.
     "smoke": ZeroConfig(
@@ -344,26 +285,9 @@ PRESETS: dict[str, ZeroConfig] = {
         temperature_moves=4, selfplay_batch=8, selfplay_moves=16, replay_capacity=1024, min_replay=32,
         train_batch=16, train_steps=4, workers=4, iterations=3, eval_interval=0, eval_games=8,
         eval_simulations=4, baseline_simulations=4, keep=2),
-    # One H200-class GPU, hours. Sized from measurements on an H200 (issue 44, docs/benchmarks.md):
-    # bench_zero at 512 games in flight gave 2,046 self-play positions/s (262k simulations/s) and
-    # 43 training steps/s of 512, and the search benchmark gives 4x more simulations/s at 2,048
-    # games than at 256: so 2,048 games in flight, and 16 moves of each per iteration keep the
-    # iteration at 32,768 positions (4.2M simulations), at most 16 s of self-play at the 512-game
-    # rate, beside 256 training steps (6 s at 43 steps/s; each position is sampled about 4 times
-    # while in the buffer). Device memory: about 0.3 MB of trajectory and 0.6 MB of search tree
-    # per game (under 2 GB for 2,048), the replay buffer 0.9 GB. Evaluation every 25 iterations
-    # (105M simulations of self-play, about 10 minutes): 4 searching sides (against random play,
-    # pure MCTS, twice against the best network) x 64 games x at most 162 plies x 128
-    # simulations = 5.3M simulations, the network's search gathering 8 leaves per call (16 calls
-    # in sequence a move, not 128); the pure-MCTS baseline 200 playouts x 64 games x 162 plies =
-    # 2.1M playouts, each about 1.5 simulations' time on the H200 (the rules benchmark's 22.6M
-    # steps/s at 4,096 games, some 130 steps a playout), in 5 rounds of 40 leaves (2,560
-    # playouts side by side): about 7% of the wall time when the device is busy throughout.
-    # A checkpoint every 4 iterations: the full replay buffer (855 MB) took 6.5 s to write on a
-    # 2-core CPU, a quarter of an iteration's time here if written every iteration.
-    # Measured since on an H200 (docs/benchmarks.md, "Accelerator check"): bench_zero gives 6,162
-    # self-play positions/s at 2,048 games in flight, the main job 5,483 (an iteration's
-    # self-play in 6 s, training 1.4 s), and evaluation takes 13% of the wall time.
+    # One accelerator, hours: 2,048 games in flight, 16 moves of each per iteration; an evaluation
+    # every 25 iterations, its searches batching leaves; a checkpoint (the whole replay buffer)
+    # every 4 iterations. Its throughput and the share of each phase: docs/benchmarks.md.
     "9x9": ZeroConfig(
         board_size=9, komi=7.5, pass_after=40, blocks=6, filters=64, value_hidden=64, num_simulations=128,
         dirichlet_alpha=0.3, temperature_moves=16, selfplay_batch=2048, selfplay_moves=16,
@@ -373,16 +297,8 @@ PRESETS: dict[str, ZeroConfig] = {
         iterations=1000, eval_interval=25, eval_games=128, eval_simulations=128, eval_leaf_batch=8,
         baseline_simulations=200, baseline_leaf_batch=40, checkpoint_interval=4),
     # AlphaGo Zero's network (19 residual blocks of 256 filters) and 800 simulations on one
-    # H200-class GPU (days to weeks; a pod splits the games over its devices). The forward pass
-    # dominates: bench_nets on an H200 in bfloat16 gave this network (20 blocks of 256 with the
-    # stem) 30.7k positions/s at batch 256 and 35.0k at 1,024, about 580 TFLOP/s, so 1,024 games
-    # in flight feed the network batches of 1,024: a move of 800 simulations for all of them
-    # takes about 23 s. Device memory: trajectories 5.5 MB per game (5.6 GB), search trees about 15 MB per
-    # game (801 nodes of a 12 KB game state and its edges: 15 GB), the replay buffer 7.5 GB;
-    # about 30 GB in all. Evaluation every 25 iterations (2.6G simulations of self-play): 4
-    # searching sides x 128 games x at most 722 plies x 800 simulations = 296M simulations (a
-    # tenth of the wall time), 8 leaves per call; the pure-MCTS baseline 400 playouts a move
-    # (random 19x19 playouts run to the move limit), in 25 rounds of 16 leaves.
+    # accelerator, days to weeks (a pod splits the games over its devices): 1,024 games in flight
+    # feed the network batches of 1,024.
     "19x19": ZeroConfig(
         board_size=19, komi=7.5, blocks=19, filters=256, value_hidden=256, num_simulations=800,
         dirichlet_alpha=0.03, temperature_moves=30, selfplay_batch=1024, selfplay_moves=128,
@@ -434,5 +350,6 @@ run's state)."""
 
 
 def config_differences(a: ZeroConfig, b: ZeroConfig) -> list[str]:
+    """``"name: a vs b"`` for each setting that differs, those in ``_FREE_ON_RESUME`` left out."""
     da, db = a.to_dict(), b.to_dict()
     return [f"{k}: {da[k]!r} vs {db[k]!r}" for k in da if k not in _FREE_ON_RESUME and da[k] != db[k]]

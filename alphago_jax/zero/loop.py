@@ -32,7 +32,7 @@ Data parallelism: the games are split into ``workers`` groups, each with its own
 self-play batch, its own replay shard (``replay_capacity / workers`` positions, fed by its own
 games) and its own random stream, and a training batch takes ``train_batch / workers`` examples
 from each shard. Workers are laid out over a 1-D mesh of all ``jax.devices()``
-(``learner.make_mesh``), several per device if there are more workers than devices. Self-play
+(``mesh.make_mesh``), several per device if there are more workers than devices. Self-play
 and matches run under ``jax.shard_map``: each device plays its own games with no communication
 (a search is many small ``while_loop``s; over a globally sharded batch every loop test would be a
 collective). Training is one ``jax.jit`` over the global batch with replicated parameters: XLA
@@ -53,7 +53,6 @@ import contextlib
 import dataclasses
 import os
 import pathlib
-import shutil
 import signal
 import threading
 from typing import Any, Callable, Mapping, NamedTuple
@@ -61,22 +60,28 @@ from typing import Any, Callable, Mapping, NamedTuple
 import jax
 import numpy as np
 
-from alphago_jax import sgf
-from alphago_jax.train import learner
+from alphago_jax.train.optimizer import init_train_state
 from alphago_jax.train.jobs import checkpoint_dir
-from alphago_jax.train.checkpoint import Checkpointer
-from alphago_jax.gtp_client import GTPError, find_gnugo
-from alphago_jax.train.evaluation import MatchResult
-from alphago_jax.zero.external_eval import GnuGoOutput
+from alphago_jax.train.checkpoint import Checkpointer, CheckpointError
 from alphago_jax.train.metrics import RunLogger, read_metrics
 from alphago_jax.train.timing import Clock, PhaseTimer, TimeBudget, WallClock, plan_end
 from alphago_jax.zero.config import KIND, ZeroConfig, config_differences, saved_config
-from alphago_jax.zero.programs import Programs, build, replicated, to_host, train_iteration
+from alphago_jax.zero.evaluate import EVAL_PARTS, MATCHES, evaluate_phase, gnugo_binary, matches_at, summary
+from alphago_jax.zero.programs import Programs, RunState, build, replicated, to_host, train_iteration
 from alphago_jax.zero.runs import init_network, network_chain, plot_run
-from alphago_jax.zero.selfplay import STAT_NAMES, MatchOutput
+from alphago_jax.zero.selfplay import STAT_NAMES
 
 DISTRIBUTED_ENV = "ALPHAGO_JAX_DISTRIBUTED"
 """Environment variable: set to 1 to call ``jax.distributed.initialize()`` (multi-host runs)."""
+
+DISTRIBUTED_TIMEOUTS = {"ALPHAGO_JAX_INIT_TIMEOUT_S": ("initialization_timeout", 300),
+                        "ALPHAGO_JAX_HEARTBEAT_S": ("heartbeat_timeout_seconds", 100)}
+"""Environment variables -> (``jax.distributed.initialize`` argument, default seconds): how long
+processes wait for each other to join, and how long a silent process counts as alive."""
+
+
+STATE_LAYOUT = "RunState"
+"""The ``state_layout`` of checkpoints holding a ``programs.RunState`` (before it: a dict)."""
 
 
 # ---------------------------------------------------------------------------------- the run
@@ -127,13 +132,6 @@ def _stop_on_signals():
             signal.signal(s, handler)
 
 
-def _match_metrics(name: str, result: MatchResult) -> dict:
-    lo, hi = result.interval()
-    elo_lo, elo_hi = result.elo_interval()
-    return {f"win_{name}": result.win_rate, f"win_{name}_low": lo, f"win_{name}_high": hi,
-            f"elo_{name}": result.elo, f"elo_{name}_low": elo_lo, f"elo_{name}_high": elo_hi}
-
-
 def _resign_metrics(config: ZeroConfig, stats: Mapping[str, int], sp) -> dict:
     """The metrics row's resignation entries (none without resignation): ``resign_rate``
     (resigned / finished games), ``false_resign_rate`` (of the no-resign games in which a player
@@ -148,129 +146,14 @@ def _resign_metrics(config: ZeroConfig, stats: Mapping[str, int], sp) -> dict:
             "no_resign_games": stats["no_resign_games"], "would_resign": would}
 
 
-def _write_sample(path: pathlib.Path, config: ZeroConfig, out: MatchOutput | GnuGoOutput, iteration: int,
-                  opponent: str, result: str | None = None) -> None:
-    """Game 0 of a match (the network is black) as an SGF file; ``result`` default: by the score."""
-    moves = [int(a) for a in np.asarray(out.moves[0]) if a >= 0]
-    record = sgf.record_from_moves(
-        config.game.game, moves, result=result or sgf.result_string(float(out.scores[0])),
-        black_name=f"alphago-jax zero, iteration {iteration}", white_name=opponent)
-    sgf.save(record, path)  # atomic: a run killed here keeps the previous samples whole
-
-
-MATCHES = ("random", "mcts", "best", "gnugo")
-"""The matches of an evaluation, in the order they are played (and kept when time is short);
-``eval_<name>_s`` in metrics.csv is the wall time of each."""
-
-
-def _matches(config: ZeroConfig, iteration: int, gnugo: str | None) -> tuple[str, ...]:
-    """The matches of the evaluation at ``iteration`` (none with ``eval_games = 0``)."""
-    if not config.eval_games:
-        return ()
-    wanted = {"random": True, "mcts": True, "best": config.gate is not None and iteration > 0,
-              "gnugo": gnugo is not None}
-    return tuple(m for m in MATCHES if wanted[m])
-
-
-def _evaluate(programs: Programs, config: ZeroConfig, state: dict, key, iteration: int, out_dir: pathlib.Path,
-              gnugo: str | None = None, say: Callable[[str], None] = print, *,
-              play: tuple[str, ...] | None = None, timer: PhaseTimer | None = None) -> tuple[dict, dict]:
-    """Matches against random play, pure MCTS, (after the start) the best network and, given
-    its binary ``gnugo`` (``_gnugo_binary``), GNU Go at ``config.gnugo_level``.
-
-    ``play``: the matches to play (default: all of ``_matches``); the others are left out of the
-    row. Each match draws its own key from ``key`` whichever are played. ``timer`` times each
-    as ``eval_<name>``.
-
-    Returns ``(metrics row entries, state)``; the state's best network is replaced when the
-    latest one passes the gate. ``say`` reports a failed match against GNU Go.
-    """
-    play = _matches(config, iteration, gnugo) if play is None else play
-    timed = timer if timer is not None else (lambda name: contextlib.nullcontext())
-    variables = state["train"].variables
-    k_random, k_mcts, k_best, k_gnugo = programs.split(key)
-    row, results = {}, {}
-    for name, k in (("random", k_random), ("mcts", k_mcts)):
-        if name not in play:
-            continue
-        with timed(f"eval_{name}"):
-            out = to_host(programs.matches[name](variables, None, k))
-        results[name] = MatchResult.from_outcomes("zero", name, out.outcomes)
-        row.update(_match_metrics(name, results[name]))
-        if name == "mcts" and jax.process_index() == 0:
-            _write_sample(out_dir / "sample.sgf", config, out, iteration,
-                          f"pure MCTS, {config.baseline_simulations} playouts")
-    if "best" in play:
-        with timed("eval_best"):
-            out = to_host(programs.matches["best"](variables, state["best"], k_best))
-        result = MatchResult.from_outcomes("zero", "best", out.outcomes)
-        row.update({k: v for k, v in _match_metrics("best", result).items() if not k.startswith("elo_")})
-        promoted = result.win_rate >= config.gate
-        if promoted:
-            best_elo = np.float32(float(state["best_elo"]) + result.elo)
-            state = {**state, "best": variables, "best_elo": replicated(best_elo, programs.mesh)}
-        row["promoted"] = int(promoted)
-    if "gnugo" in play and gnugo is not None:
-        with timed("eval_gnugo"):
-            row.update(_gnugo_metrics(programs, config, variables, k_gnugo, gnugo, iteration, out_dir, say))
-    row["best_elo"] = float(state["best_elo"])
-    return row, state
-
-
-def _gnugo_binary(config: ZeroConfig, say: Callable[[str], None]) -> str | None:
-    """The GNU Go binary that evaluations play against; None when ``config`` asks for none, or
-    (said once, here: a missing program should not end a long run) when it is missing."""
-    if config.gnugo_level is None or not config.eval_games:
-        return None
-    if config.gnugo_path is not None:
-        found = shutil.which(config.gnugo_path)
-        if found is None:
-            say(f"no evaluation against GNU Go: gnugo_path {config.gnugo_path!r} is not an executable file")
-        return found
-    found = find_gnugo()
-    if found is None:
-        say("no evaluation against GNU Go: it is not installed (apt-get install -y gnugo, or set gnugo_path)")
-    return found
-
-
-def _gnugo_metrics(programs: Programs, config: ZeroConfig, variables, key, gnugo: str, iteration: int,
-                   out_dir: pathlib.Path, say: Callable[[str], None]) -> dict:
-    """The metrics row's entries of a match against GNU Go (``win_gnugo``, ``elo_gnugo`` and their
-    intervals) and its first game as ``sample_gnugo.sgf``. Nothing when GNU Go fails: the run says
-    why and goes on (an external program's failure should not end a long run)."""
-    key = to_host(key)  # on every process: a collective in multi-host runs
-    if jax.process_index() != 0:
-        return {}  # the first process plays GNU Go, and it alone writes the metrics
-    try:
-        out = programs.gnugo(variables, key, games=config.gnugo_games, level=config.gnugo_level, gnugo=gnugo)
-    except GTPError as e:
-        say(f"iteration {iteration}: the games against GNU Go failed and are left out: {e}")
-        return {}
-    how = {"resignation": "R", "illegal move": "F"}.get(out.endings[0])
-    _write_sample(out_dir / "sample_gnugo.sgf", config, out, iteration, f"GNU Go, level {config.gnugo_level}",
-                  result=f"B+{how}" if how else None)  # game 0: the network is black, GNU Go resigned or forfeited
-    return _match_metrics("gnugo", MatchResult.from_outcomes("zero", f"gnugo-{config.gnugo_level}", out.outcomes))
-
-
-def _summary(row: dict, config: ZeroConfig) -> str:
-    def part(name, label):
-        if f"win_{name}" not in row:
-            return None
-        return f"{label} {row[f'win_{name}']:.0%} [{row[f'win_{name}_low']:.0%}, {row[f'win_{name}_high']:.0%}]"
-
-    gnugo = part("gnugo", f"vs GNU Go({config.gnugo_level})")
-    if gnugo and np.isfinite(row["elo_gnugo"]):  # the external reference: its Elo too
-        gnugo += f" Elo {row['elo_gnugo']:+.0f}"
-    parts = [part("random", "vs random"), part("mcts", f"vs MCTS({config.baseline_simulations})"),
-             part("best", "vs best"), gnugo]
-    return ", ".join(p for p in parts if p) + f"; best Elo {row['best_elo']:+.0f}"
-
-
 def initialize_distributed(enabled: bool | None = None) -> bool:
     """Call ``jax.distributed.initialize()`` when ``enabled`` (None: when ``ALPHAGO_JAX_DISTRIBUTED=1``).
 
     ``initialize()`` finds the coordinator itself on Cloud TPU pods, SLURM and Open MPI; elsewhere
     set ``JAX_COORDINATOR_ADDRESS``, ``JAX_NUM_PROCESSES`` and ``JAX_PROCESS_ID`` (read by JAX).
+    ``ALPHAGO_JAX_INIT_TIMEOUT_S`` bounds the wait for every process to join, and
+    ``ALPHAGO_JAX_HEARTBEAT_S`` the time after which a process that stopped answering (killed,
+    its host lost) is declared dead, which ends every other process (``DISTRIBUTED_TIMEOUTS``).
     Must run before any other JAX call. Returns whether it was called.
     """
     if enabled is None:
@@ -281,8 +164,24 @@ def initialize_distributed(enabled: bool | None = None) -> bool:
                                 ("JAX_NUM_PROCESSES", "num_processes", int), ("JAX_PROCESS_ID", "process_id", int)):
             if os.environ.get(name):
                 kwargs[arg] = cast(os.environ[name])
+        for name, (arg, default) in DISTRIBUTED_TIMEOUTS.items():
+            kwargs[arg] = _seconds_from_env(name, default)
         jax.distributed.initialize(**kwargs)
     return enabled
+
+
+def _seconds_from_env(name: str, default: int) -> int:
+    """Whole seconds from environment variable ``name`` (``default`` when unset); ValueError naming it."""
+    text = os.environ.get(name, "")
+    if not text:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValueError(f"{name}={text!r}: must be a whole number of seconds, at least 1")
+    return value
 
 
 def train(config: ZeroConfig, out_dir, *, resume: bool = False, progress: bool = True,
@@ -331,25 +230,48 @@ def train(config: ZeroConfig, out_dir, *, resume: bool = False, progress: bool =
     """
     with _stop_on_signals() as stop, contextlib.ExitStack() as stack:
         clock = clock if clock is not None else stack.enter_context(WallClock())
-        return _run(config, out_dir, resume, progress, callback, distributed, log, time_limit, init, clock, stop)
+        session, state = _open(config, out_dir, resume=resume, progress=progress, callback=callback,
+                               distributed=distributed, log=log, time_limit=time_limit, init=init, clock=clock,
+                               stop=stop)
+        return _run(session, state)
 
 
-def _run(config: ZeroConfig, out_dir, resume: bool, progress: bool, callback, distributed, log, time_limit, init,
-         clock: Clock, stop: _Stop) -> RunResult:
-    """``train``'s body, on an open ``clock``."""
-    from tqdm.auto import tqdm
+@dataclasses.dataclass
+class _Session:
+    """What the phases of one ``train`` call share: the run's fixed parts and its open resources."""
 
-    session_start = clock.now()
-    budget = TimeBudget(None if time_limit is None else max(0.0, float(time_limit)), session_start)
-    initialize_distributed(distributed)
-    out = pathlib.Path(out_dir).absolute()
-    lead = jax.process_index() == 0  # the process that writes logs, plots and the sample game
-    ckpt = Checkpointer(checkpoint_dir(out), kind=KIND, keep=config.keep)
-    latest = ckpt.latest_step()
+    config: ZeroConfig
+    out: pathlib.Path
+    programs: Programs
+    ckpt: Checkpointer
+    clock: Clock
+    timer: PhaseTimer
+    budget: TimeBudget
+    stop: _Stop
+    say: Callable[[str], None]
+    notify: Callable[[str, int], None]  # the caller's callback(phase, iteration)
+    bar: Any  # the tqdm progress bar
+    logger: RunLogger | None  # on the first process only
+    gnugo: str | None  # the GNU Go binary evaluations play against
+    chain: list  # the provenance of the network: what it started from
+    elapsed: float  # wall seconds of the run over its earlier sessions
+    started: float  # the clock's time at the start of this session
+
+    def enter(self, phase: str, iteration: int) -> None:
+        """Announce a phase of an iteration to the caller and on the progress bar."""
+        self.notify(phase, iteration)
+        self.bar.set_description(f"AlphaGo Zero [{phase}]")
+
+
+def _resolve_config(config: ZeroConfig, ckpt: Checkpointer, latest: int | None, resume: bool, init) -> ZeroConfig:
+    """``config`` with its worker count fixed, checked against the run already in the directory."""
     if latest is not None and not resume:
         raise ValueError(f"{ckpt.directory}: holds checkpoints of a run (up to iteration {latest}); "
                          "pass --resume to continue it, or choose another output directory")
-    saved = saved_config(out) if latest is not None else None
+    if init is not None and latest is not None:
+        raise ValueError(f"{ckpt.directory}: holds a run to resume; --init starts a new run (drop it, or choose "
+                         "another output directory)")
+    saved = saved_config(ckpt.directory.parent) if latest is not None else None
     if config.workers is None:
         # One per device, then fixed for the run's life: it can resume on other device counts.
         workers = saved.workers if saved is not None and saved.workers else jax.device_count()
@@ -359,27 +281,51 @@ def _run(config: ZeroConfig, out_dir, resume: bool, progress: bool, callback, di
         if differences:
             raise ValueError(f"{ckpt.directory / str(latest)}: the run there has another configuration "
                              f"({'; '.join(differences)}); resume it with its own settings")
+    return config
 
-    if init is not None and latest is not None:
-        raise ValueError(f"{ckpt.directory}: holds a run to resume; --init starts a new run (drop it, or choose "
-                         "another output directory)")
+
+def restore_state(ckpt: Checkpointer, step: int, target: RunState) -> tuple[RunState, dict]:
+    """The run state and metadata of checkpoint ``step``, in ``target``'s shapes and shardings.
+
+    Checkpoints written before ``RunState`` (no ``state_layout`` in their metadata) held the same
+    fields as a dict: they are read as one and converted.
+    """
+    metadata = ckpt.metadata(step)
+    if metadata.get("state_layout") == STATE_LAYOUT:
+        restored = ckpt.restore(step, target=target)
+        return restored.state, restored.metadata
+    if "state_layout" in metadata:
+        raise CheckpointError(f"{ckpt.directory / str(step)}: run state layout {metadata['state_layout']!r}, "
+                              f"this version reads {STATE_LAYOUT!r} and the dict layout before it")
+    restored = ckpt.restore(step, target=target.as_dict())
+    return RunState.from_dict(restored.state), restored.metadata
+
+
+def _open(config: ZeroConfig, out_dir, *, resume: bool, progress: bool, callback, distributed, log,
+          time_limit, init, clock: Clock, stop: _Stop) -> tuple[_Session, RunState]:
+    """Resolve the configuration, build the programs and restore (or start) the run state."""
+    from tqdm.auto import tqdm
+
+    started = clock.now()
+    initialize_distributed(distributed)
+    out = pathlib.Path(out_dir).absolute()
+    lead = jax.process_index() == 0  # the process that writes logs, plots and the sample game
+    ckpt = Checkpointer(checkpoint_dir(out), kind=KIND, keep=config.keep)
+    latest = ckpt.latest_step()
+    config = _resolve_config(config, ckpt, latest, resume, init)
     started_from = init_network(init, config) if init is not None else None
     programs = build(config)
     state = programs.init(jax.random.PRNGKey(config.seed))
-    chain = []  # the provenance of the network: what it started from
-    elapsed = 0.0  # wall seconds of this run over all its sessions
-    metadata = {}
+    chain, elapsed, metadata = [], 0.0, {}
     if latest is not None:
-        restored = ckpt.restore(latest, target=state)
-        state, metadata = restored.state, restored.metadata
+        state, metadata = restore_state(ckpt, latest, state)
         chain, elapsed = list(metadata.get("chain", [])), float(metadata.get("elapsed_s", 0.0))
     elif started_from is not None:
-        fresh = learner.init_train_state(started_from.variables, config.optimizer)
-        fresh = jax.device_put(fresh, jax.tree_util.tree_map(lambda x: x.sharding, state["train"]))
-        state = {**state, "train": fresh, "best": fresh.variables}
+        fresh = init_train_state(started_from.variables, config.optimizer)
+        fresh = jax.device_put(fresh, jax.tree_util.tree_map(lambda x: x.sharding, state.train))
+        state = state.replace(train=fresh, best=fresh.variables)
         chain = network_chain(started_from)
-    start = int(state["iteration"])
-    stopped = None
+    start = int(state.iteration)
     metrics_path = out / "metrics.csv"
     logger = RunLogger(metrics_path, tensorboard_dir=out / "tb", resume_step=start if start > 0 else -1) if lead else None
     if logger and start > 0:
@@ -387,111 +333,147 @@ def _run(config: ZeroConfig, out_dir, resume: bool, progress: bool, callback, di
     bar = tqdm(total=config.iterations, initial=min(start, config.iterations), desc="AlphaGo Zero",
                unit="it", disable=not (progress and lead), dynamic_ncols=True)
     say = log or (lambda text: tqdm.write(text) if lead else None)
-    notify = callback or (lambda phase, iteration: None)
-    gnugo = _gnugo_binary(config, say)
-    timer = PhaseTimer(clock, say=say)
+    budget = TimeBudget(None if time_limit is None else max(0.0, float(time_limit)), started)
+    session = _Session(config=config, out=out, programs=programs, ckpt=ckpt, clock=clock,
+                       timer=PhaseTimer(clock, say=say), budget=budget, stop=stop, say=say, bar=bar,
+                       notify=callback or (lambda phase, iteration: None),
+                       logger=logger, gnugo=gnugo_binary(config, say), chain=chain, elapsed=elapsed,
+                       started=started)
+    return session, state
 
-    def enter(phase, iteration):
-        notify(phase, iteration)
-        bar.set_description(f"AlphaGo Zero [{phase}]")
 
-    def evaluate(iteration, key, play):
-        nonlocal state
-        with timer("eval", report=False):
-            row, state = _evaluate(programs, config, state, key, iteration, out, gnugo=gnugo, say=say, play=play,
-                                   timer=timer)
-        say(f"iteration {iteration}: {_summary(row, config)}")
-        return row
-
+def _run(s: _Session, state: RunState) -> RunResult:
+    """``train``'s driver: the untrained network's evaluation, then one iteration after another."""
+    config, start, stopped = s.config, int(state.iteration), None
     if start == 0 and config.eval_games:
-        # The untrained network: the baseline the later evaluations are compared with.
-        if budget.left(clock.now()) > 0:
-            enter("evaluate", 0)
-            row = evaluate(0, jax.random.fold_in(state["key"], 1 << 30), _matches(config, 0, gnugo))
-            row.update(timer.row(EVAL_PARTS))
-            if logger:
-                logger.log(0, {**row, "train_step": 0})
-        else:
-            say("time limit: no evaluation of the untrained network")
-
+        state = _evaluate_untrained(s, state)
     for iteration in range(start + 1, config.iterations + 1):
-        timer.reset()
-        key, k_selfplay, k_train, k_eval = programs.split(state["key"])
-        enter("selfplay", iteration)
-        with timer("selfplay"):
-            sp, buffer, stats = programs.selfplay(state["train"].variables, state["selfplay"], state["replay"],
-                                                  k_selfplay)
-            stats = dict(zip(STAT_NAMES, to_host(stats).sum(axis=1).tolist()))
-            sizes = to_host(buffer.size)  # [W]
-        state = {**state, "selfplay": sp, "replay": buffer}
-        row = {"games": stats["games"], "positions": stats["positions"], "replay_size": int(sizes.sum()),
-               "black_win_rate": stats["black_wins"] / max(stats["games"], 1),
-               "selfplay_positions_per_s": config.selfplay_batch * config.selfplay_moves / timer.seconds["selfplay"]}
-        row.update(_resign_metrics(config, stats, sp))
-
-        enter("train", iteration)
-        if int(sizes.min()) * programs.workers >= config.min_replay:  # every shard has its share
-            with timer("train"):
-                train_state, metrics = train_iteration(programs, state["train"], state["replay"], k_train,
-                                                       config.train_steps)
-            state = {**state, "train": train_state}
-            row.update({k: float(np.mean(v)) for k, v in metrics.items()})
-            row["train_steps_per_s"] = config.train_steps / timer.seconds["train"]
-        row["train_step"] = int(state["train"].step)
-
-        left = budget.left(clock.now())
-        plan, stopping = _plan(config, timer, left, iteration, gnugo, stop.signal)
-        if stopping:
-            stopped = stop.signal or "a signal to another process"
-            say(f"{stopped}: stopping after iteration {iteration}, without its evaluation; its checkpoint is "
-                "saved and --resume continues from it")
-        elif plan.last and iteration < config.iterations:
-            say(f"time limit: iteration {iteration} is the last of this session ({max(0.0, left):.0f} s left, not "
-                "enough for another iteration and the final evaluation); --resume continues")
-        if plan.skipped:
-            say(_skipped_note(iteration, plan, _match_costs(timer, plan.skipped), left))
+        s.timer.reset()
+        key, k_selfplay, k_train, k_eval = s.programs.split(state.key)
+        s.enter("selfplay", iteration)
+        state, row = selfplay_phase(s.programs, config, state, k_selfplay, s.timer)
+        s.enter("train", iteration)
+        state, trained = train_phase(s.programs, config, state, k_train, s.timer)
+        row.update(trained)
+        plan, stopped = _plan_iteration(s, iteration)
         if plan.play:
-            enter("evaluate", iteration)
-            row.update(evaluate(iteration, k_eval, plan.play))
-        state = {**state, "key": key, "iteration": replicated(np.int32(iteration), programs.mesh)}
-
+            s.enter("evaluate", iteration)
+            state, evaluated = _evaluate_logged(s, state, k_eval, iteration, plan.play)
+            row.update(evaluated)
+        state = state.replace(key=key, iteration=replicated(np.int32(iteration), s.programs.mesh))
         if plan.last or iteration % config.checkpoint_interval == 0:
-            enter("checkpoint", iteration)
-            saved_row = {k: v for k, v in {**row, **timer.row(EVAL_PARTS)}.items() if k != "checkpoint_s"}
-            with timer("checkpoint", report=False):
-                ckpt.save(iteration, state, metadata={
-                    "config": config.to_dict(), "iteration": iteration, "train_step": row["train_step"],
-                    "devices": programs.mesh.devices.size, "workers": programs.workers, "chain": chain,
-                    "elapsed_s": elapsed + clock.now() - session_start,
-                    "device": f"{programs.mesh.devices.size} x {programs.mesh.devices.flat[0].device_kind}",
-                    "row": _jsonable(saved_row)})
-        row.update(timer.row(EVAL_PARTS))
-        if logger:
-            logger.log(iteration, row)
-        bar.set_postfix({k: f"{row[k]:.3g}" for k in ("loss", "win_random", "win_mcts") if k in row})
-        bar.update(1)
+            s.enter("checkpoint", iteration)
+            checkpoint_phase(s, state, row, iteration)
+        row.update(s.timer.row(EVAL_PARTS))
+        if s.logger:
+            s.logger.log(iteration, row)
+        s.bar.set_postfix({k: f"{row[k]:.3g}" for k in ("loss", "win_random", "win_mcts") if k in row})
+        s.bar.update(1)
         if plan.last:
             break
-    bar.set_description("AlphaGo Zero")
-    bar.close()
-    notify("done", int(state["iteration"]))
+    return _close(s, state, stopped)
 
-    final = ckpt.latest_step()
+
+def _evaluate_untrained(s: _Session, state: RunState) -> RunState:
+    """The evaluation at iteration 0: the baseline the later evaluations are compared with."""
+    if s.budget.left(s.clock.now()) <= 0:
+        s.say("time limit: no evaluation of the untrained network")
+        return state
+    s.enter("evaluate", 0)
+    key = jax.random.fold_in(state.key, 1 << 30)
+    state, row = _evaluate_logged(s, state, key, 0, matches_at(s.config, 0, s.gnugo))
+    row.update(s.timer.row(EVAL_PARTS))
+    if s.logger:
+        s.logger.log(0, {**row, "train_step": 0})
+    return state
+
+
+def _evaluate_logged(s: _Session, state: RunState, key, iteration: int, play) -> tuple[RunState, dict]:
+    """``evaluate_phase`` timed as ``eval``, its summary said."""
+    with s.timer("eval", report=False):
+        row, state = evaluate_phase(s.programs, s.config, state, key, iteration, s.out, gnugo=s.gnugo, say=s.say,
+                                    play=play, timer=s.timer)
+    s.say(f"iteration {iteration}: {summary(row, s.config)}")
+    return state, row
+
+
+def selfplay_phase(programs: Programs, config: ZeroConfig, state: RunState, key, timer: PhaseTimer
+                   ) -> tuple[RunState, dict]:
+    """One iteration's self-play into the replay buffer; the metrics row's self-play entries."""
+    with timer("selfplay"):
+        sp, buffer, stats = programs.selfplay(state.train.variables, state.selfplay, state.replay, key)
+        stats = dict(zip(STAT_NAMES, to_host(stats).sum(axis=1).tolist()))
+        sizes = to_host(buffer.size)  # [W]
+    row = {"games": stats["games"], "positions": stats["positions"], "replay_size": int(sizes.sum()),
+           "black_win_rate": stats["black_wins"] / max(stats["games"], 1),
+           "selfplay_positions_per_s": config.selfplay_batch * config.selfplay_moves / timer.seconds["selfplay"]}
+    row.update(_resign_metrics(config, stats, sp))
+    return state.replace(selfplay=sp, replay=buffer), row
+
+
+def train_phase(programs: Programs, config: ZeroConfig, state: RunState, key, timer: PhaseTimer
+                ) -> tuple[RunState, dict]:
+    """``config.train_steps`` steps once every replay shard holds its share of ``min_replay``
+    positions; the metrics row's training entries (means over the steps)."""
+    row = {}
+    if int(to_host(state.replay.size).min()) * programs.workers >= config.min_replay:
+        with timer("train"):
+            train_state, metrics = train_iteration(programs, state.train, state.replay, key, config.train_steps)
+        state = state.replace(train=train_state)
+        row.update({k: float(np.mean(v)) for k, v in metrics.items()})
+        row["train_steps_per_s"] = config.train_steps / timer.seconds["train"]
+    row["train_step"] = int(state.train.step)
+    return state, row
+
+
+def _plan_iteration(s: _Session, iteration: int):
+    """The end plan after this iteration's training (``timing.plan_end``), said; and the signal
+    that stops the run here, or None."""
+    left = s.budget.left(s.clock.now())
+    plan, stopping = _plan(s.config, s.timer, left, iteration, s.gnugo, s.stop.signal)
+    stopped = None
+    if stopping:
+        stopped = s.stop.signal or "a signal to another process"
+        s.say(f"{stopped}: stopping after iteration {iteration}, without its evaluation; its checkpoint is "
+              "saved and --resume continues from it")
+    elif plan.last and iteration < s.config.iterations:
+        s.say(f"time limit: iteration {iteration} is the last of this session ({max(0.0, left):.0f} s left, not "
+              "enough for another iteration and the final evaluation); --resume continues")
+    if plan.skipped:
+        s.say(_skipped_note(iteration, plan, _match_costs(s.timer, plan.skipped), left))
+    return plan, stopped
+
+
+def checkpoint_phase(s: _Session, state: RunState, row: dict, iteration: int) -> None:
+    """Save the run state with its metadata: the config, the counters, the chain and the row."""
+    mesh = s.programs.mesh
+    saved_row = {k: v for k, v in {**row, **s.timer.row(EVAL_PARTS)}.items() if k != "checkpoint_s"}
+    with s.timer("checkpoint", report=False):
+        s.ckpt.save(iteration, state, metadata={
+            "config": s.config.to_dict(), "iteration": iteration, "train_step": row["train_step"],
+            "devices": mesh.devices.size, "workers": s.programs.workers, "chain": s.chain,
+            "elapsed_s": s.elapsed + s.clock.now() - s.started, "state_layout": STATE_LAYOUT,
+            "device": f"{mesh.devices.size} x {mesh.devices.flat[0].device_kind}", "row": _jsonable(saved_row)})
+
+
+def _close(s: _Session, state: RunState, stopped: str | None) -> RunResult:
+    """End the session: the progress bar, the logger, the plot; what the run left where."""
+    s.bar.set_description("AlphaGo Zero")
+    s.bar.close()
+    s.notify("done", int(state.iteration))
+    final = s.ckpt.latest_step()
     plot = sample = None
-    if logger:
-        logger.close()
+    if s.logger:
+        s.logger.close()
         try:
-            plot = plot_run(out)
+            plot = plot_run(s.out)
         except ValueError:  # nothing logged yet to plot
             plot = None
-        sample = out / "sample.sgf" if (out / "sample.sgf").exists() else None
-    ckpt.close()
-    return RunResult(out_dir=out, checkpoint=ckpt.directory / str(final), metrics=metrics_path, plot=plot,
-                     sample_game=sample, iterations=final, train_steps=int(state["train"].step), stopped=stopped)
-
-
-EVAL_PARTS = tuple(f"eval_{m}" for m in MATCHES)
-"""The timed parts of an evaluation: ``eval_<match>_s`` columns where the match was played."""
+        sample = s.out / "sample.sgf" if (s.out / "sample.sgf").exists() else None
+    s.ckpt.close()
+    return RunResult(out_dir=s.out, checkpoint=s.ckpt.directory / str(final), metrics=s.out / "metrics.csv",
+                     plot=plot, sample_game=sample, iterations=final, train_steps=int(state.train.step),
+                     stopped=stopped)
 
 
 def _match_costs(timer: PhaseTimer, matches) -> dict:
@@ -509,7 +491,7 @@ def _plan(config: ZeroConfig, timer: PhaseTimer, left: float, iteration: int, gn
           signalled: str | None = None):
     """``timing.plan_end`` for the iteration whose training just ended, the same on every process,
     and whether the run stops there for a signal (``signalled`` here, or on another process)."""
-    matches = _matches(config, iteration, gnugo)
+    matches = matches_at(config, iteration, gnugo)
     estimates = [timer.estimate(p) for p in ("selfplay", "train")]
     plan = plan_end(left, final=iteration >= config.iterations,
                     due=bool(config.eval_interval) and iteration % config.eval_interval == 0,

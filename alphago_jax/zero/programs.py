@@ -5,9 +5,11 @@ devices by worker.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Any, Callable, NamedTuple
 
+import flax.struct
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -15,12 +17,15 @@ from jax.sharding import NamedSharding, PartitionSpec
 
 from alphago_jax import features, nets
 from alphago_jax.search import make_search, network_evaluator
-from alphago_jax.train import learner, replay
+from alphago_jax.train import replay
 from alphago_jax.zero.external_eval import GnuGoMatch
-from alphago_jax.train.learner import TrainState
+from alphago_jax.train.mesh import DATA_AXIS, make_mesh
+from alphago_jax.train.optimizer import TrainState, init_train_state
+from alphago_jax.zero import learner
 from alphago_jax.zero.config import ZeroConfig
 from alphago_jax.zero.selfplay import (
     STAT_NAMES,
+    SelfPlay,
     calibrate_resignation,
     inner_mover,
     play_match,
@@ -34,27 +39,42 @@ from alphago_jax.zero.selfplay import (
 
 # ------------------------------------------------------------------------------ the programs
 
-class Programs(NamedTuple):
-    """The jitted functions of a run, built by ``build`` for one config and one mesh. W workers.
+@flax.struct.dataclass
+class RunState:
+    """The whole state of a run, what a checkpoint holds. W workers, B self-play games, C replay
+    capacity. ``selfplay`` and ``replay`` are split over the devices by worker; the rest is replicated."""
 
-    - ``init(key) -> state``: a fresh run state, the dict that checkpoints hold: ``train`` (the
-      ``TrainState``), ``best`` (the best network's variables), ``best_elo`` (float32[]), ``key``
-      (uint32[2], the run's PRNG key), ``iteration`` (int32[]), all replicated, and, split over
-      the devices by worker, ``selfplay`` (``SelfPlay``, leaves [W, B / W, ...]; the resignation
-      threshold and record in it [W] and [W, RESIGN_BINS], the same threshold on all) and ``replay``
-      (``ReplayBuffer``, leaves [W, C / W, ...], ``insert`` and ``size`` int32[W]).
+    train: TrainState  # the latest network, its optimizer state and step
+    replay: replay.ReplayBuffer  # leaves [W, C / W, ...]; insert and size int32[W]
+    selfplay: SelfPlay  # leaves [W, B / W, ...]; resignation threshold [W], record [W, RESIGN_BINS]
+    best: dict  # the best network's variables (params, batch_stats)
+    best_elo: jax.Array  # float32[]: the Elo gains of the best network's promotions
+    key: jax.Array  # uint32[2]: the run's PRNG key
+    iteration: jax.Array  # int32[]: the iterations done
+
+    @classmethod
+    def from_dict(cls, state: dict) -> "RunState":
+        """A run state from the dict that checkpoints held before ``RunState`` (the same fields)."""
+        return cls(**{f.name: state[f.name] for f in dataclasses.fields(cls)})
+
+    def as_dict(self) -> dict:
+        """The fields as a dict (shallow), the layout of checkpoints written before ``RunState``."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+class Programs(NamedTuple):
+    """The jitted programs of a run, built by ``build`` for one config and one mesh. W workers.
+
+    - ``init(key) -> RunState``: a fresh run state.
     - ``selfplay(variables, sp, buffer, key) -> (sp, buffer, stats)``: one iteration's self-play;
-      ``stats``: int32[len(STAT_NAMES), W], the finished games, positions added, black wins and
-      white wins of each worker, and its resignation counts (``STAT_NAMES``). The resignation
-      threshold is recalibrated at the end (``selfplay.calibrate_resignation``).
-    - ``train_step(train_state, buffer, key) -> (train_state, metrics)``: one training step on
-      ``train_batch / W`` examples from each replay shard (``train_iteration`` runs an
-      iteration's steps).
+      ``stats`` int32[len(STAT_NAMES), W] per worker; the resignation threshold is recalibrated
+      at the end (``selfplay.calibrate_resignation``).
+    - ``train_step(train_state, buffer, key) -> (train_state, metrics)``: one step on
+      ``train_batch / W`` examples from each replay shard.
     - ``matches``: ``{"random", "mcts", "best"} -> (player_variables, opponent_variables, key)
       -> MatchOutput`` over all ``eval_games`` (leaves split over the devices; ``to_host``).
     - ``split(key) -> (key, k_selfplay, k_train, k_eval)``.
-    - ``gnugo``: the network's evaluation search against GNU Go (``external_eval.GnuGoMatch``:
-      ``gnugo(variables, key, games=, level=, gnugo=) -> GnuGoOutput``), compiled on first use.
+    - ``gnugo``: the evaluation search against GNU Go (``external_eval.GnuGoMatch``), compiled on first use.
     """
 
     init: Callable
@@ -101,12 +121,30 @@ def _per_worker(tree, workers: int):
     return jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (workers,) + x.shape), tree)
 
 
+def _init(config: ZeroConfig, w: int, key) -> RunState:
+    """A fresh run state of ``config`` with ``w`` workers."""
+    k_net, k_run = jax.random.split(key)
+    variables = nets.init_variables(config.net, k_net, size=config.board_size)
+    train_state = init_train_state(variables, config.optimizer)
+    points = config.board_size * config.board_size
+    example = replay.Examples(
+        planes=jnp.zeros((config.board_size, config.board_size, features.zero.NUM_PLANES), jnp.uint8),
+        policy=jnp.zeros((config.game.num_actions,), jnp.float32), value=jnp.float32(0),
+        ownership=jnp.zeros((points,), jnp.int8) if config.net.ownership else None,  # the heads' targets
+        score=jnp.float32(0) if config.net.score else None)
+    return RunState(
+        train=train_state,
+        replay=_per_worker(replay.replay_init(config.replay_capacity // w, example), w),
+        selfplay=_per_worker(selfplay_init(config.game, config.selfplay_batch // w, config.resign_threshold), w),
+        best=train_state.variables, best_elo=jnp.float32(0), key=k_run, iteration=jnp.int32(0))
+
+
 def build(config: ZeroConfig, mesh=None) -> Programs:
     """The jitted programs of ``config`` on ``mesh`` (default: all devices)."""
-    mesh = learner.make_mesh() if mesh is None else mesh
+    mesh = make_mesh() if mesh is None else mesh
     w = num_workers(config, mesh.devices.size)
     game, net, opt = config.game, config.net, config.optimizer
-    split_spec = PartitionSpec(learner.DATA_AXIS)
+    split_spec = PartitionSpec(DATA_AXIS)
     rep = NamedSharding(mesh, PartitionSpec())
     split = NamedSharding(mesh, split_spec)
 
@@ -118,28 +156,8 @@ def build(config: ZeroConfig, mesh=None) -> Programs:
     evaluator = network_evaluator(nets.policy_value_apply(net), features.zero_planes, symmetries=config.symmetries)
     sp_search = make_search(game, evaluator, config.selfplay_search)
 
-    def init(key):
-        k_net, k_run = jax.random.split(key)
-        variables = nets.init_variables(net, k_net, size=config.board_size)
-        train_state = learner.init_train_state(variables, opt)
-        points = config.board_size * config.board_size
-        example = replay.Examples(
-            planes=jnp.zeros((config.board_size, config.board_size, features.zero.NUM_PLANES), jnp.uint8),
-            policy=jnp.zeros((game.num_actions,), jnp.float32), value=jnp.float32(0),
-            ownership=jnp.zeros((points,), jnp.int8) if net.ownership else None,  # the heads' targets
-            score=jnp.float32(0) if net.score else None)
-        return {
-            "train": train_state,
-            "replay": _per_worker(replay.replay_init(config.replay_capacity // w, example), w),
-            "selfplay": _per_worker(selfplay_init(game, config.selfplay_batch // w, config.resign_threshold), w),
-            "best": train_state.variables,
-            "best_elo": jnp.float32(0),
-            "key": k_run,
-            "iteration": jnp.int32(0),
-        }
-
-    state_sharding = {"train": rep, "replay": split, "selfplay": split, "best": rep, "best_elo": rep, "key": rep,
-                      "iteration": rep}
+    init = functools.partial(_init, config, w)
+    state_sharding = RunState(train=rep, replay=split, selfplay=split, best=rep, best_elo=rep, key=rep, iteration=rep)
 
     fast_search = make_search(game, evaluator, config.fast_search) if config.playout_cap else None
     resigning = config.resign_threshold is not None

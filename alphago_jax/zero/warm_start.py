@@ -28,10 +28,11 @@ import numpy as np
 from alphago_jax import features, games, sgf
 from alphago_jax.games.history import WithHistory
 from alphago_jax.nets import policy_value_apply
-from alphago_jax.train import learner, replay
+from alphago_jax.train import replay
 from alphago_jax.games.base import BLACK, WHITE
 from alphago_jax.sgf import iter_records, winner_of
-from alphago_jax.train.learner import OptimizerConfig, TrainState
+from alphago_jax.train.optimizer import OptimizerConfig, TrainState, init_train_state
+from alphago_jax.zero import learner
 
 
 class RecordExamples(NamedTuple):
@@ -205,7 +206,7 @@ def train_supervised(data: RecordExamples, net, *, steps: int, batch: int = 256,
     key = jax.random.PRNGKey(seed)
     size = train.planes.shape[1]
     variables = init if init is not None else net.init(key, jnp.zeros((1, size, size, train.planes.shape[-1])))
-    state = learner.init_train_state(variables, optimizer)
+    state = init_train_state(variables, optimizer)
     examples = jax.tree_util.tree_map(jnp.asarray, train)
     count = examples.value.shape[0]
 

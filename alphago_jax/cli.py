@@ -200,7 +200,7 @@ def _add_train_command(sub) -> None:
     train = sub.add_parser(
         "train", help="AlphaGo Zero: self-play, training, evaluation, checkpoints",
         description="Train an AlphaGo Zero agent by self-play. The default preset, tiny, learns 5x5 Go "
-                    "on a 2-core CPU in about 7 minutes. A killed run continues with --resume. Every "
+                    "on a 2-core CPU in 3 to 7 minutes. A killed run continues with --resume. Every "
                     "device JAX sees is used (data parallel); for several hosts add --distributed.")
     train.add_argument("--preset", default=None, help="tiny (default), smoke, 9x9 or 19x19")
     train.add_argument("--out", default="runs/zero", help="output directory (default runs/zero)")

@@ -41,6 +41,8 @@ class ZeroConfig:
       score_weight: > 0: KataGo's score-margin head and its loss term (Huber, in points), with this weight.
       global_pool: KataGo's global pooling bias in the residual tower.
       size_agnostic: fully convolutional heads: one set of parameters for every board size.
+      extra_sizes: board sizes played and trained on beside ``board_size`` (a curriculum; needs ``size_agnostic``).
+      size_weights: share of the training steps of each size, ``board_size`` first (empty: equal shares).
       num_simulations: simulations per self-play move.
       search: ``"puct"`` (AlphaGo Zero) or ``"gumbel"`` (Gumbel AlphaZero, Danihelka et al. 2022).
       gumbel_considered: ``"gumbel"``: root moves drawn by Gumbel-top-k.
@@ -89,6 +91,8 @@ class ZeroConfig:
     score_weight: float = 0.0
     global_pool: bool = False
     size_agnostic: bool = False
+    extra_sizes: tuple[int, ...] = ()
+    size_weights: tuple[float, ...] = ()
     num_simulations: int = 16
     search: str = "puct"
     gumbel_considered: int = 16
@@ -142,6 +146,7 @@ class ZeroConfig:
         checks.require(self, "filters", self.filters >= 2 or not (self.global_pool or self.size_agnostic),
                        "must be at least 2 with global_pool or size_agnostic (some channels pool, the others "
                        "get the bias)")
+        self._check_sizes()
         self._check_selfplay()
         self._check_evaluation()
         if self.workers is not None:
@@ -149,6 +154,19 @@ class ZeroConfig:
         checks.require(self, "min_replay", self.min_replay <= self.replay_capacity,
                        f"must be at most replay_capacity ({self.replay_capacity})")
         checks.require(self, "optimizer", isinstance(self.optimizer, OptimizerConfig), "must be an OptimizerConfig")
+
+    def _check_sizes(self) -> None:
+        sizes = self.extra_sizes
+        ok = isinstance(sizes, tuple) and all(checks.is_int(n) and 2 <= n <= 19 for n in sizes)
+        checks.require(self, "extra_sizes", ok, "must be a list of board sizes from 2 to 19")
+        checks.require(self, "extra_sizes", len(set(sizes + (self.board_size,))) == len(sizes) + 1,
+                       f"must be distinct, and other than board_size ({self.board_size})")
+        checks.require(self, "extra_sizes", not sizes or self.size_agnostic,
+                       "needs size_agnostic=true (one set of parameters for every size)")
+        weights = self.size_weights
+        ok = isinstance(weights, tuple) and all(checks.is_number(w) and w >= 0 for w in weights)
+        checks.require(self, "size_weights", ok and (not weights or (len(weights) == len(sizes) + 1 and sum(weights) > 0)),
+                       f"must be empty or {len(sizes) + 1} numbers >= 0 (board_size first), not all 0")
 
     def _check_selfplay(self) -> None:
         checks.number(self, "full_search_fraction", "(0, 1]")
@@ -180,6 +198,25 @@ class ZeroConfig:
                        f"must be a multiple of 2 * workers ({2 * self.workers})")
 
     # -- derived objects ---------------------------------------------------------------------
+
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        """Every board size of the run, ``board_size`` first."""
+        return (self.board_size,) + self.extra_sizes
+
+    def at_size(self, size: int) -> "ZeroConfig":
+        """This config on one of its sizes alone (no curriculum): the programs of that size."""
+        return dataclasses.replace(self, board_size=size, extra_sizes=(), size_weights=())
+
+    def steps_per_size(self) -> tuple[int, ...]:
+        """The training steps of an iteration on each of ``sizes``, in proportion to
+        ``size_weights`` (largest remainders), ``train_steps`` in all."""
+        weights = self.size_weights or (1.0,) * len(self.sizes)
+        shares = [self.train_steps * w / sum(weights) for w in weights]
+        steps = [int(x) for x in shares]
+        for i in sorted(range(len(shares)), key=lambda i: steps[i] - shares[i])[:self.train_steps - sum(steps)]:
+            steps[i] += 1
+        return tuple(steps)
 
     @property
     def game(self) -> WithHistory:

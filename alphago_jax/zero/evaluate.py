@@ -60,7 +60,8 @@ def evaluate_phase(programs: Programs, config: ZeroConfig, state: RunState, key,
                    out_dir: pathlib.Path, gnugo: str | None = None, say: Callable[[str], None] = print, *,
                    play: tuple[str, ...] | None = None, timer: PhaseTimer | None = None) -> tuple[dict, RunState]:
     """Matches against random play, pure MCTS, (after the start) the best network and, given
-    its binary ``gnugo`` (``gnugo_binary``), GNU Go at ``config.gnugo_level``.
+    its binary ``gnugo`` (``gnugo_binary``), GNU Go at ``config.gnugo_level``; random play and
+    pure MCTS also on each of ``config.extra_sizes`` (entries suffixed ``_<n>x<n>``).
 
     ``play``: the matches to play (default: all of ``matches_at``); the others are left out of the
     row. Each match draws its own key from ``key`` whichever are played. ``timer`` times each
@@ -73,17 +74,19 @@ def evaluate_phase(programs: Programs, config: ZeroConfig, state: RunState, key,
     timed = timer if timer is not None else (lambda name: contextlib.nullcontext())
     variables = state.train.variables
     k_random, k_mcts, k_best, k_gnugo = programs.split(key)
-    row, results = {}, {}
+    row = {}
     for name, k in (("random", k_random), ("mcts", k_mcts)):
         if name not in play:
             continue
         with timed(f"eval_{name}"):
             out = to_host(programs.matches[name](variables, None, k))
-        results[name] = MatchResult.from_outcomes("zero", name, out.outcomes)
-        row.update(_match_metrics(name, results[name]))
+        row.update(_match_metrics(name, MatchResult.from_outcomes("zero", name, out.outcomes)))
         if name == "mcts" and jax.process_index() == 0:
             write_sample(out_dir / "sample.sgf", config, out, iteration,
-                          f"pure MCTS, {config.baseline_simulations} playouts")
+                         f"pure MCTS, {config.baseline_simulations} playouts")
+        for extra, n in zip(programs.extras, config.extra_sizes):  # a curriculum's other sizes
+            out = to_host(extra.matches[name](variables, None, jax.random.fold_in(k, n)))
+            row.update(_match_metrics(f"{name}_{n}x{n}", MatchResult.from_outcomes("zero", name, out.outcomes)))
     if "best" in play:
         with timed("eval_best"):
             out = to_host(programs.matches["best"](variables, state.best, k_best))
@@ -147,4 +150,7 @@ def summary(row: dict, config: ZeroConfig) -> str:
         gnugo += f" Elo {row['elo_gnugo']:+.0f}"
     parts = [part("random", "vs random"), part("mcts", f"vs MCTS({config.baseline_simulations})"),
              part("best", "vs best"), gnugo]
+    for n in config.extra_sizes:
+        parts += [part(f"random_{n}x{n}", f"{n}x{n} vs random"),
+                  part(f"mcts_{n}x{n}", f"{n}x{n} vs MCTS({config.baseline_simulations})")]
     return ", ".join(p for p in parts if p) + f"; best Elo {row['best_elo']:+.0f}"

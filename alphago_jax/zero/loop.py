@@ -67,7 +67,7 @@ from alphago_jax.train.metrics import RunLogger, read_metrics
 from alphago_jax.train.timing import Clock, PhaseTimer, TimeBudget, WallClock, plan_end
 from alphago_jax.zero.config import KIND, ZeroConfig, config_differences, saved_config
 from alphago_jax.zero.evaluate import EVAL_PARTS, MATCHES, evaluate_phase, gnugo_binary, matches_at, summary
-from alphago_jax.zero.programs import Programs, RunState, build, replicated, to_host, train_iteration
+from alphago_jax.zero.programs import Programs, RunState, SizeGames, build, replicated, to_host, train_iteration
 from alphago_jax.zero.runs import init_network, network_chain, plot_run
 from alphago_jax.zero.selfplay import STAT_NAMES
 
@@ -399,31 +399,59 @@ def _evaluate_logged(s: _Session, state: RunState, key, iteration: int, play) ->
 
 def selfplay_phase(programs: Programs, config: ZeroConfig, state: RunState, key, timer: PhaseTimer
                    ) -> tuple[RunState, dict]:
-    """One iteration's self-play into the replay buffer; the metrics row's self-play entries."""
+    """One iteration's self-play on every board size into its replay buffer; the metrics row's
+    self-play entries (those of ``extra_sizes`` suffixed ``_<n>x<n>``, each size timed apart)."""
+    variables, curriculum = state.train.variables, bool(config.extra_sizes)
     with timer("selfplay"):
-        sp, buffer, stats = programs.selfplay(state.train.variables, state.selfplay, state.replay, key)
+        part = f"selfplay_{config.board_size}x{config.board_size}" if curriculum else None
+        sp, buffer, row = _play_size(programs, config, variables, state.selfplay, state.replay, key, timer, part)
+        sizes = []
+        for extra, n, games in zip(programs.extras, config.extra_sizes, state.sizes):
+            extra_sp, extra_buffer, extra_row = _play_size(extra, config.at_size(n), variables, games.selfplay,
+                                                           games.replay, jax.random.fold_in(key, n), timer,
+                                                           f"selfplay_{n}x{n}")
+            row.update({f"{k}_{n}x{n}": v for k, v in extra_row.items()})
+            sizes.append(SizeGames(replay=extra_buffer, selfplay=extra_sp))
+    if not curriculum:
+        row["selfplay_positions_per_s"] = config.selfplay_batch * config.selfplay_moves / timer.seconds["selfplay"]
+    return state.replace(selfplay=sp, replay=buffer, sizes=tuple(sizes)), row
+
+
+def _play_size(programs: Programs, config: ZeroConfig, variables, sp, buffer, key, timer: PhaseTimer,
+               part: str | None):
+    """One board size's self-play: ``(sp, buffer, row entries)``; positions/s when timed as ``part``."""
+    with timer(part) if part else contextlib.nullcontext():
+        sp, buffer, stats = programs.selfplay(variables, sp, buffer, key)
         stats = dict(zip(STAT_NAMES, to_host(stats).sum(axis=1).tolist()))
         sizes = to_host(buffer.size)  # [W]
     row = {"games": stats["games"], "positions": stats["positions"], "replay_size": int(sizes.sum()),
-           "black_win_rate": stats["black_wins"] / max(stats["games"], 1),
-           "selfplay_positions_per_s": config.selfplay_batch * config.selfplay_moves / timer.seconds["selfplay"]}
+           "black_win_rate": stats["black_wins"] / max(stats["games"], 1)}
+    if part:
+        row["selfplay_positions_per_s"] = config.selfplay_batch * config.selfplay_moves / timer.seconds[part]
     row.update(_resign_metrics(config, stats, sp))
-    return state.replace(selfplay=sp, replay=buffer), row
+    return sp, buffer, row
 
 
 def train_phase(programs: Programs, config: ZeroConfig, state: RunState, key, timer: PhaseTimer
                 ) -> tuple[RunState, dict]:
-    """``config.train_steps`` steps once every replay shard holds its share of ``min_replay``
-    positions; the metrics row's training entries (means over the steps)."""
-    row = {}
-    if int(to_host(state.replay.size).min()) * programs.workers >= config.min_replay:
+    """``config.train_steps`` steps, split over the board sizes by ``size_weights``; a size trains once
+    every shard of its replay buffer holds its share of ``min_replay`` positions. The metrics row's
+    training entries: means over the steps (those of ``extra_sizes`` suffixed ``_<n>x<n>``)."""
+    buffers = (state.replay,) + tuple(games.replay for games in state.sizes)
+    todo = [(i, count) for i, (buffer, count) in enumerate(zip(buffers, config.steps_per_size()))
+            if count and int(to_host(buffer.size).min()) * programs.workers >= config.min_replay]
+    row, train_state = {}, state.train
+    if todo:
         with timer("train"):
-            train_state, metrics = train_iteration(programs, state.train, state.replay, key, config.train_steps)
-        state = state.replace(train=train_state)
-        row.update({k: float(np.mean(v)) for k, v in metrics.items()})
-        row["train_steps_per_s"] = config.train_steps / timer.seconds["train"]
-    row["train_step"] = int(state.train.step)
-    return state, row
+            for i, count in todo:
+                n = config.sizes[i]
+                size_programs = programs.extras[i - 1] if i else programs
+                train_state, metrics = train_iteration(size_programs, train_state, buffers[i],
+                                                       jax.random.fold_in(key, n) if i else key, count)
+                row.update({f"{k}_{n}x{n}" if i else k: float(np.mean(v)) for k, v in metrics.items()})
+        row["train_steps_per_s"] = sum(count for _, count in todo) / timer.seconds["train"]
+    row["train_step"] = int(train_state.step)
+    return state.replace(train=train_state), row
 
 
 def _plan_iteration(s: _Session, iteration: int):

@@ -40,6 +40,14 @@ from alphago_jax.zero.selfplay import (
 # ------------------------------------------------------------------------------ the programs
 
 @flax.struct.dataclass
+class SizeGames:
+    """The games of one more board size of a curriculum (``ZeroConfig.extra_sizes``): as in ``RunState``."""
+
+    replay: replay.ReplayBuffer  # leaves [W, C / W, ...]
+    selfplay: SelfPlay  # leaves [W, B / W, ...]
+
+
+@flax.struct.dataclass
 class RunState:
     """The whole state of a run, what a checkpoint holds. W workers, B self-play games, C replay
     capacity. ``selfplay`` and ``replay`` are split over the devices by worker; the rest is replicated."""
@@ -51,15 +59,16 @@ class RunState:
     best_elo: jax.Array  # float32[]: the Elo gains of the best network's promotions
     key: jax.Array  # uint32[2]: the run's PRNG key
     iteration: jax.Array  # int32[]: the iterations done
+    sizes: tuple[SizeGames, ...] = ()  # the games of each of ``ZeroConfig.extra_sizes``
 
     @classmethod
     def from_dict(cls, state: dict) -> "RunState":
-        """A run state from the dict that checkpoints held before ``RunState`` (the same fields)."""
-        return cls(**{f.name: state[f.name] for f in dataclasses.fields(cls)})
+        """A run state from the dict that checkpoints held before ``RunState`` (its fields but ``sizes``)."""
+        return cls(**{f.name: state[f.name] for f in dataclasses.fields(cls) if f.name != "sizes"})
 
     def as_dict(self) -> dict:
         """The fields as a dict (shallow), the layout of checkpoints written before ``RunState``."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "sizes"}
 
 
 class Programs(NamedTuple):
@@ -85,6 +94,7 @@ class Programs(NamedTuple):
     mesh: Any
     workers: int
     gnugo: GnuGoMatch
+    extras: tuple = ()  # the Programs of each of ``ZeroConfig.extra_sizes``
 
 
 def num_workers(config: ZeroConfig, devices: int) -> int:
@@ -126,17 +136,22 @@ def _init(config: ZeroConfig, w: int, key) -> RunState:
     k_net, k_run = jax.random.split(key)
     variables = nets.init_variables(config.net, k_net, size=config.board_size)
     train_state = init_train_state(variables, config.optimizer)
+    buffer, games = _games_init(config, w)
+    sizes = tuple(SizeGames(*_games_init(config.at_size(n), w)) for n in config.extra_sizes)
+    return RunState(train=train_state, replay=buffer, selfplay=games, best=train_state.variables,
+                    best_elo=jnp.float32(0), key=k_run, iteration=jnp.int32(0), sizes=sizes)
+
+
+def _games_init(config: ZeroConfig, w: int) -> tuple[replay.ReplayBuffer, SelfPlay]:
+    """An empty replay buffer and fresh self-play games of ``config``'s board size, per worker."""
     points = config.board_size * config.board_size
     example = replay.Examples(
         planes=jnp.zeros((config.board_size, config.board_size, features.zero.NUM_PLANES), jnp.uint8),
         policy=jnp.zeros((config.game.num_actions,), jnp.float32), value=jnp.float32(0),
         ownership=jnp.zeros((points,), jnp.int8) if config.net.ownership else None,  # the heads' targets
         score=jnp.float32(0) if config.net.score else None)
-    return RunState(
-        train=train_state,
-        replay=_per_worker(replay.replay_init(config.replay_capacity // w, example), w),
-        selfplay=_per_worker(selfplay_init(config.game, config.selfplay_batch // w, config.resign_threshold), w),
-        best=train_state.variables, best_elo=jnp.float32(0), key=k_run, iteration=jnp.int32(0))
+    return (_per_worker(replay.replay_init(config.replay_capacity // w, example), w),
+            _per_worker(selfplay_init(config.game, config.selfplay_batch // w, config.resign_threshold), w))
 
 
 def build(config: ZeroConfig, mesh=None) -> Programs:
@@ -157,7 +172,8 @@ def build(config: ZeroConfig, mesh=None) -> Programs:
     sp_search = make_search(game, evaluator, config.selfplay_search)
 
     init = functools.partial(_init, config, w)
-    state_sharding = RunState(train=rep, replay=split, selfplay=split, best=rep, best_elo=rep, key=rep, iteration=rep)
+    state_sharding = RunState(train=rep, replay=split, selfplay=split, best=rep, best_elo=rep, key=rep, iteration=rep,
+                              sizes=tuple(SizeGames(split, split) for _ in config.extra_sizes))
 
     fast_search = make_search(game, evaluator, config.fast_search) if config.playout_cap else None
     resigning = config.resign_threshold is not None
@@ -215,6 +231,7 @@ def build(config: ZeroConfig, mesh=None) -> Programs:
         mesh=mesh,
         workers=w,
         gnugo=GnuGoMatch(game, net_mover),
+        extras=tuple(build(config.at_size(n), mesh) for n in config.extra_sizes),
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import pathlib
 import sys
 import time
@@ -294,7 +295,7 @@ def main(argv=None) -> int:
     except OSError as e:  # a full disk, a read-only or vanished directory: one sentence, no traceback
         where = f"{e.filename}: " if e.filename else ""
         resume = ("; the checkpoints already written are intact, and --resume continues once that is mended"
-                  if args.command == "train" else "")
+                  if args.command == "train" and os.path.isdir(args.out) else "")
         print(f"alphago-jax {args.command}: error: {where}{e.strerror or e}{resume}", file=sys.stderr)
         return 1
 

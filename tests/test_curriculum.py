@@ -43,6 +43,8 @@ def test_a_curriculum_iteration_plays_and_trains_on_two_sizes(tmp_path):
         assert np.isfinite(last[f"loss{suffix}"]) and np.isfinite(last[f"policy_loss{suffix}"])
         assert 0 <= last[f"win_random{suffix}"] <= 1 and 0 <= last[f"win_mcts{suffix}"] <= 1
     assert any("7x7 vs random" in line for line in said), said
+    assert zero.saved_config(result.out_dir) == CURRICULUM  # the sizes read back: resumable, exportable
+    assert zero.network_of_run(result.out_dir).info["config"]["extra_sizes"] == [7]
     with Checkpointer(checkpoint_dir(result.out_dir), kind=zero.KIND, read_only=True) as ckpt:
         state, _ = zero.restore_state(ckpt, 2, zero.build(CURRICULUM).init(jax.random.PRNGKey(0)))
     (games,) = state.sizes

@@ -25,23 +25,31 @@ def _final_state(run_dir):
         return ckpt.restore().state
 
 
-def test_a_signalled_run_stops_checkpointed_and_resumes_to_the_same_end(tmp_path):
-    whole = zero.train(SMOKE, tmp_path / "whole", progress=False, log=lambda text: None)
+# A signal during self-play stops the run after that iteration's training; during an evaluation or a
+# checkpoint write, after that iteration (checkpointed first when it was not due: every 2 here).
+SMOKE_EVAL = dataclasses.replace(SMOKE, eval_games=8, eval_interval=1, checkpoint_interval=2)
+CASES = {"selfplay": (SMOKE, 2), "checkpoint": (SMOKE, 2), "evaluate": (SMOKE_EVAL, 1)}
+
+
+@pytest.mark.parametrize("phase", list(CASES))
+def test_a_signalled_run_stops_checkpointed_and_resumes_to_the_same_end(phase, tmp_path):
+    config, at = CASES[phase]
+    whole = zero.train(config, tmp_path / "whole", progress=False, log=lambda text: None)
     assert whole.stopped is None and whole.iterations == 3
 
     said = []
 
-    def preempt(phase, iteration):
-        if (phase, iteration) == ("selfplay", 2):  # the notice arrives mid-iteration
+    def preempt(name, iteration):
+        if (name, iteration) == (phase, at):  # the notice arrives mid-iteration
             os.kill(os.getpid(), signal.SIGTERM)
 
     handler = signal.getsignal(signal.SIGTERM)
-    cut = zero.train(SMOKE, tmp_path / "cut", progress=False, callback=preempt, log=said.append)
-    assert cut.stopped == "SIGTERM" and cut.iterations == 2 and cut.checkpoint.name == "2"
-    assert any("SIGTERM: stopping after iteration 2" in line and "--resume" in line for line in said), said
+    cut = zero.train(config, tmp_path / "cut", progress=False, callback=preempt, log=said.append)
+    assert cut.stopped == "SIGTERM" and cut.iterations == at and cut.checkpoint.name == str(at)
+    assert any(f"SIGTERM: stopping after iteration {at}" in line and "--resume" in line for line in said), said
     assert signal.getsignal(signal.SIGTERM) is handler  # the run's handler is gone with it
 
-    rest = zero.train(SMOKE, tmp_path / "cut", resume=True, progress=False, log=lambda text: None)
+    rest = zero.train(config, tmp_path / "cut", resume=True, progress=False, log=lambda text: None)
     assert rest.stopped is None and rest.iterations == 3 and rest.train_steps == whole.train_steps
     # Nothing lost or repeated: the network, optimizer, replay buffer, games and random key as in
     # the run that was never stopped.
@@ -185,3 +193,59 @@ def test_a_write_failure_stops_the_run_in_one_sentence_and_resume_continues(tmp_
         assert "finished 3 iterations" in capsys.readouterr().out
         steps = [line.split(",")[0] for line in (run / "metrics.csv").read_text().splitlines()[1:]]
         assert steps == ["1", "2", "3"]  # nothing lost, nothing twice
+
+
+def test_failures_at_the_sample_game_the_export_and_a_removed_directory_are_one_sentence(tmp_path, monkeypatch,
+                                                                                        capsys):
+    """A read-only file system at the sample game of an evaluation and at an export, and a run
+    directory removed during a run: each stops with one line naming the path and the cause; the
+    checkpoints before a failed write stay valid and --resume finishes the run."""
+    import errno
+    import shutil
+
+    from alphago_jax import cli, sgf
+    from alphago_jax.nets import saved
+
+    def read_only_from(call: int, real):
+        calls = []
+
+        def write(path, *args, **kwargs):
+            calls.append(path)
+            if len(calls) > call:
+                raise OSError(errno.EROFS, "Read-only file system", str(path))
+            return real(path, *args, **kwargs)
+
+        return write
+
+    argv = ["train", "--preset", "smoke", "--set", "iterations=3", "--set", "eval_games=8", "--set", "eval_interval=1",
+            "--no-progress"]
+    run = tmp_path / "sgf"
+    monkeypatch.setattr(sgf, "write_atomic", read_only_from(2, sgf.write_atomic))  # evaluations 0 and 1 write
+    assert cli.main([*argv, "--out", str(run)]) == 1
+    err = capsys.readouterr().err
+    assert f"{run / 'sample.sgf'}: Read-only file system" in err and "--resume" in err and "Traceback" not in err
+    monkeypatch.undo()
+    with Checkpointer(checkpoint_dir(run), kind=KIND, read_only=True) as ckpt:
+        assert ckpt.latest_step() == 1
+        ckpt.restore()
+    assert cli.main([*argv, "--resume", "--out", str(run)]) == 0
+    assert "finished 3 iterations" in capsys.readouterr().out
+
+    target = tmp_path / "exports" / "net.msgpack"
+    monkeypatch.setattr(saved, "write_atomic", read_only_from(0, saved.write_atomic))
+    assert cli.main(["export", str(run), str(target)]) == 1
+    err = capsys.readouterr().err
+    assert f"{target}: Read-only file system" in err and "Traceback" not in err and not target.exists()
+    monkeypatch.undo()
+
+    gone = tmp_path / "gone"
+
+    def remove_the_run(phase, iteration):
+        if (phase, iteration) == ("train", 2):
+            shutil.rmtree(gone)
+
+    config = dataclasses.replace(SMOKE, eval_games=0)
+    with pytest.raises(FileNotFoundError, match="removed or replaced while the run was going") as raised:
+        zero.train(config, gone, progress=False, callback=remove_the_run, log=lambda text: None)
+    assert raised.value.filename == str(gone) and not gone.exists()  # nothing written afresh
+

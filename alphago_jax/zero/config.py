@@ -305,7 +305,8 @@ class ZeroConfig:
             if set(opt) - fields:
                 raise ValueError(f"unknown OptimizerConfig fields {sorted(set(opt) - fields)}; known: {sorted(fields)}")
             d["optimizer"] = OptimizerConfig(**opt)
-        return cls(**d)
+        tuples = {f.name for f in dataclasses.fields(cls) if isinstance(f.default, tuple)}  # JSON gives lists
+        return cls(**{k: tuple(v) if k in tuples and isinstance(v, list) else v for k, v in d.items()})
 
 
 def _divisor_up_to(n: int, most: int) -> int:

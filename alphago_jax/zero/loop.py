@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import os
 import pathlib
 import signal
@@ -256,6 +257,7 @@ class _Session:
     chain: list  # the provenance of the network: what it started from
     elapsed: float  # wall seconds of the run over its earlier sessions
     started: float  # the clock's time at the start of this session
+    directory: tuple | None = None  # the run directory's (device, inode) when the session opened
 
     def enter(self, phase: str, iteration: int) -> None:
         """Announce a phase of an iteration to the caller and on the progress bar."""
@@ -338,7 +340,7 @@ def _open(config: ZeroConfig, out_dir, *, resume: bool, progress: bool, callback
                        timer=PhaseTimer(clock, say=say), budget=budget, stop=stop, say=say, bar=bar,
                        notify=callback or (lambda phase, iteration: None),
                        logger=logger, gnugo=gnugo_binary(config, say), chain=chain, elapsed=elapsed,
-                       started=started)
+                       started=started, directory=_identity(out))
     return session, state
 
 
@@ -347,7 +349,15 @@ def _run(s: _Session, state: RunState) -> RunResult:
     config, start, stopped = s.config, int(state.iteration), None
     if start == 0 and config.eval_games:
         state = _evaluate_untrained(s, state)
+    saved, row = start, {}
     for iteration in range(start + 1, config.iterations + 1):
+        stopped = _signalled(s)
+        if stopped:  # during an evaluation or a checkpoint: stop before the next iteration, checkpointed
+            if saved < iteration - 1:
+                checkpoint_phase(s, state, {"train_step": int(state.train.step), **row}, iteration - 1)
+            s.say(f"{stopped}: stopping after iteration {iteration - 1}; its checkpoint is saved and --resume "
+                  "continues from it")
+            break
         s.timer.reset()
         key, k_selfplay, k_train, k_eval = s.programs.split(state.key)
         s.enter("selfplay", iteration)
@@ -364,6 +374,7 @@ def _run(s: _Session, state: RunState) -> RunResult:
         if plan.last or iteration % config.checkpoint_interval == 0:
             s.enter("checkpoint", iteration)
             checkpoint_phase(s, state, row, iteration)
+            saved = iteration
         row.update(s.timer.row(EVAL_PARTS))
         if s.logger:
             s.logger.log(iteration, row)
@@ -372,6 +383,17 @@ def _run(s: _Session, state: RunState) -> RunResult:
         if plan.last:
             break
     return _close(s, state, stopped)
+
+
+def _signalled(s: _Session) -> str | None:
+    """The signal that stops the run (here, or on another process: the same on every process), or None."""
+    if jax.process_count() == 1:
+        return s.stop.signal
+    from jax.experimental import multihost_utils
+
+    if np.any(multihost_utils.process_allgather(np.int32(s.stop.signal is not None))):
+        return s.stop.signal or "a signal to another process"
+    return None
 
 
 def _evaluate_untrained(s: _Session, state: RunState) -> RunState:
@@ -472,8 +494,22 @@ def _plan_iteration(s: _Session, iteration: int):
     return plan, stopped
 
 
+def _identity(directory: pathlib.Path) -> tuple | None:
+    """``(device, inode)`` of ``directory``, None where it is missing."""
+    try:
+        info = directory.stat()
+    except FileNotFoundError:
+        return None
+    return info.st_dev, info.st_ino
+
+
 def checkpoint_phase(s: _Session, state: RunState, row: dict, iteration: int) -> None:
-    """Save the run state with its metadata: the config, the counters, the chain and the row."""
+    """Save the run state with its metadata: the config, the counters, the chain and the row.
+    OSError when the run directory was removed or replaced since the session opened (the files
+    would otherwise be written afresh where the rest of the run is gone)."""
+    if _identity(s.out) != s.directory:
+        raise FileNotFoundError(errno.ENOENT, "the run directory was removed or replaced while the run was going; "
+                                "nothing is saved from here", str(s.out))
     mesh = s.programs.mesh
     saved_row = {k: v for k, v in {**row, **s.timer.row(EVAL_PARTS)}.items() if k != "checkpoint_s"}
     with s.timer("checkpoint", report=False):

@@ -20,6 +20,11 @@ GNUGO = "/usr/games/gnugo"
 GNUGO_RULES_ARGS = ("--mode", "gtp", "--chinese-rules", "--positional-superko", "--forbid-suicide")
 
 
+# On Linux the engine gets SIGKILL when the thread that started it ends with its process (a match
+# killed, its worker processes too): no engine outlives what it played for.
+_DIE_WITH_PARENT = ["setpriv", "--pdeathsig", "KILL", "--"] if shutil.which("setpriv") else []
+
+
 class GTPError(RuntimeError):
     """An engine answered a command with ``?``, or died."""
 
@@ -63,10 +68,13 @@ class GTPClient:
         argv = shlex.split(command) if isinstance(command, str) else list(command)
         self.argv = argv
         self.timeout = timeout
+        binary = shutil.which(argv[0]) if argv else None
+        if binary is None:
+            raise GTPError(f"cannot start GTP engine {argv[0] if argv else ''!r}: not an executable file")
         try:
             self._proc = subprocess.Popen(
-                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                text=True, bufsize=1,
+                _DIE_WITH_PARENT + [binary, *argv[1:]], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL, text=True, bufsize=1,
             )
         except OSError as e:
             raise GTPError(f"cannot start GTP engine {argv[0]!r}: {e}") from None

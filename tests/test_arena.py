@@ -215,3 +215,39 @@ def test_a_terminated_parallel_match_stops_its_workers(tmp_path):
     assert not left, f"processes {left} outlived the match"
     for record in out.glob("*.sgf"):  # every game saved is whole
         sgf.replay(sgf.load(record), play_game(5, 7.5))
+
+
+def _descendants(pid: int) -> list[int]:
+    found = _children(pid)
+    return found + [d for c in found for d in _descendants(c)]
+
+
+@pytest.mark.skipif(not pathlib.Path("/proc/self/stat").exists(), reason="needs Linux /proc to find child processes")
+def test_a_killed_parallel_match_leaves_no_engine_behind(tmp_path):
+    """SIGKILL to a match (nothing of it can clean up) while its engines think, deaf to their
+    input: its workers and their engines end too."""
+    engine = tmp_path / "thinks.sh"  # at genmove it becomes a long sleep that reads nothing
+    engine.write_text('#!/bin/sh\nwhile read line; do\n  case "$line" in genmove*) exec sleep 1000;; '
+                      'list_commands) printf "= genmove\\nplay\\n\\n";; *) printf "= \\n\\n";; esac\ndone\n')
+    engine.chmod(0o755)
+    out = tmp_path / "match"
+    command = [sys.executable, "-m", "alphago_jax.cli", "arena", "random:seed=1", f"gtp:{engine}", "--games", "100",
+               "--size", "5", "--parallel", "2", "--no-referee", "--out", str(out), "--no-progress"]
+    proc = subprocess.Popen(command, env=child_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:  # until both workers' engines think
+            below = _descendants(proc.pid)
+            thinking = [pid for pid in below if b"sleep" in pathlib.Path(f"/proc/{pid}/cmdline").read_bytes()]
+            if len(thinking) >= 2:
+                break
+            time.sleep(0.2)
+        assert len(thinking) >= 2, below
+        proc.kill()
+        proc.wait()
+    finally:
+        proc.kill()
+    deadline = time.monotonic() + 20
+    while (left := [pid for pid in below if _alive(pid)]) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not left, f"processes {left} outlived the killed match"

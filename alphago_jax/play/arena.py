@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import pathlib
+import signal
 import sys
 import time
 from typing import Callable, Iterator, Sequence
@@ -477,9 +478,23 @@ def run_match(player: Player, opponent: Player, games: int, size: int = 9, komi:
 _WORKER: dict = {}
 
 
+def _die_with_parent() -> None:
+    """On Linux, SIGKILL to this worker when the match's process ends, even killed (its engines,
+    started through ``setpriv --pdeathsig``, follow it)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+
+
 def _start_worker(player_spec: str, opponent_spec: str, referee: bool, args: tuple) -> None:
     """Pool initializer: each process builds both players (and its referee) once, for all its games."""
     from alphago_jax.play.registry import make_player
+
+    _die_with_parent()
 
     player, opponent = make_player(player_spec), make_player(opponent_spec)
     _WORKER.update(player=player, opponent=opponent, names=_names(player.name, opponent.name), args=args,

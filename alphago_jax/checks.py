@@ -9,6 +9,7 @@ Layer: the standard library only; used by the config classes of every layer.
 from __future__ import annotations
 
 import math
+import os
 import numbers
 import operator
 from typing import Iterable, NoReturn
@@ -86,4 +87,19 @@ def flags(config, *names: str) -> None:
         require(config, name, isinstance(getattr(config, name), bool), "must be true or false")
 
 
-__all__ = ["choice", "fail", "flags", "ints", "is_int", "is_number", "number", "require", "within"]
+def seconds_from_env(name: str, default: int) -> int:
+    """Whole seconds from environment variable ``name`` (``default`` when unset); ValueError naming it."""
+    text = os.environ.get(name, "")
+    if not text:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValueError(f"{name}={text!r}: must be a whole number of seconds, at least 1")
+    return value
+
+
+__all__ = ["choice", "fail", "flags", "ints", "is_int", "is_number", "number", "require", "seconds_from_env",
+           "within"]

@@ -292,7 +292,7 @@ def main(argv=None) -> int:
     except ValueError as e:  # bad sizes, unknown games: a clear message, no traceback
         print(f"alphago-jax {args.command}: error: {e}", file=sys.stderr)
         return 2
-    except OSError as e:  # a full disk, a read-only or vanished directory: one sentence, no traceback
+    except OSError as e:  # a full disk, a read-only or vanished directory, a process that did not arrive
         where = f"{e.filename}: " if e.filename else ""
         resume = ("; the checkpoints already written are intact, and --resume continues once that is mended"
                   if args.command == "train" and os.path.isdir(args.out) else "")

@@ -150,17 +150,70 @@ def test_a_killed_process_ends_the_other_within_the_heartbeat_bound(tmp_path):
     assert f"finished {last + 1} iterations" in outs[0], outs[0]
 
 
+# One process compiles its first evaluation match 40 s late (a loaded host): past gloo's own 30 s
+# limit, so the others must wait for it at a barrier of their own, bounded by
+# ALPHAGO_JAX_COMPILE_TIMEOUT_S.
+SLOW_HOST = """
+import sys, time
+import jax
+from alphago_jax import cli
+from alphago_jax.zero import programs
+real = programs.SyncedFirstRun.__call__
+def late(self, *args):
+    if self._compiled is None and self.name == "the match against random" and jax.process_index() == 1:
+        time.sleep(40)
+    return real(self, *args)
+programs.SyncedFirstRun.__call__ = late
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+def _start_script(script: str, run_dir, port: int, extra: list[str], extra_env: dict | None = None):
+    import subprocess
+    import sys
+
+    from children import child_env
+
+    procs = []
+    for i in range(2):
+        env = dict(child_env(), JAX_COORDINATOR_ADDRESS=f"127.0.0.1:{port}", JAX_NUM_PROCESSES="2",
+                   JAX_PROCESS_ID=str(i), JAX_CPU_COLLECTIVES_IMPLEMENTATION="gloo", **(extra_env or {}))
+        procs.append(subprocess.Popen(
+            [sys.executable, "-c", script, "train", "--preset", "smoke", "--distributed", "--no-progress", "--out",
+             str(run_dir), *extra], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+    return procs
+
+
+def test_a_slow_host_is_waited_for_and_a_stuck_one_named(tmp_path):
+    procs = _start_script(SLOW_HOST, tmp_path / "slow", _free_port(), ["--set", "iterations=1"])
+    outs = [p.communicate(timeout=600)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    assert "finished 1 iterations" in outs[0]
+
+    procs = _start_script(SLOW_HOST, tmp_path / "stuck", _free_port(), ["--set", "iterations=1"],
+                          extra_env={"ALPHAGO_JAX_COMPILE_TIMEOUT_S": "5"})
+    try:
+        out = procs[0].communicate(timeout=300)[0]
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+    assert procs[0].returncode == 1, out
+    assert ("process 0: waited 5 s (ALPHAGO_JAX_COMPILE_TIMEOUT_S) for every process to reach 'the match against "
+            "random compiled'; process(es) [1] did not") in out, out[-3000:]
+
+
 def test_distributed_timeouts_come_from_the_environment(monkeypatch):
-    from alphago_jax.zero.loop import _seconds_from_env
+    from alphago_jax.checks import seconds_from_env
 
     monkeypatch.setenv("ALPHAGO_JAX_HEARTBEAT_S", "15")
-    assert _seconds_from_env("ALPHAGO_JAX_HEARTBEAT_S", 100) == 15
+    assert seconds_from_env("ALPHAGO_JAX_HEARTBEAT_S", 100) == 15
     monkeypatch.delenv("ALPHAGO_JAX_HEARTBEAT_S")
-    assert _seconds_from_env("ALPHAGO_JAX_HEARTBEAT_S", 100) == 100
+    assert seconds_from_env("ALPHAGO_JAX_HEARTBEAT_S", 100) == 100
     for bad in ("0", "ten", "1.5"):
         monkeypatch.setenv("ALPHAGO_JAX_HEARTBEAT_S", bad)
         with pytest.raises(ValueError, match=f"ALPHAGO_JAX_HEARTBEAT_S='{re.escape(bad)}': must be a whole number"):
-            _seconds_from_env("ALPHAGO_JAX_HEARTBEAT_S", 100)
+            seconds_from_env("ALPHAGO_JAX_HEARTBEAT_S", 100)
 
 
 def test_a_write_failure_stops_the_run_in_one_sentence_and_resume_continues(tmp_path, monkeypatch, capsys):

@@ -61,6 +61,7 @@ from typing import Any, Callable, Mapping, NamedTuple
 import jax
 import numpy as np
 
+from alphago_jax.checks import seconds_from_env
 from alphago_jax.train.optimizer import init_train_state
 from alphago_jax.train.jobs import checkpoint_dir
 from alphago_jax.train.checkpoint import Checkpointer, CheckpointError
@@ -166,23 +167,9 @@ def initialize_distributed(enabled: bool | None = None) -> bool:
             if os.environ.get(name):
                 kwargs[arg] = cast(os.environ[name])
         for name, (arg, default) in DISTRIBUTED_TIMEOUTS.items():
-            kwargs[arg] = _seconds_from_env(name, default)
+            kwargs[arg] = seconds_from_env(name, default)
         jax.distributed.initialize(**kwargs)
     return enabled
-
-
-def _seconds_from_env(name: str, default: int) -> int:
-    """Whole seconds from environment variable ``name`` (``default`` when unset); ValueError naming it."""
-    text = os.environ.get(name, "")
-    if not text:
-        return default
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise ValueError(f"{name}={text!r}: must be a whole number of seconds, at least 1")
-    return value
 
 
 def train(config: ZeroConfig, out_dir, *, resume: bool = False, progress: bool = True,

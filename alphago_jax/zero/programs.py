@@ -97,6 +97,61 @@ class Programs(NamedTuple):
     extras: tuple = ()  # the Programs of each of ``ZeroConfig.extra_sizes``
 
 
+COMPILE_TIMEOUT_ENV = "ALPHAGO_JAX_COMPILE_TIMEOUT_S"
+"""Environment variable: seconds the processes of a run wait for each other to compile a program
+(default 1800: first compilations on a loaded host take minutes)."""
+
+
+class CoordinationError(TimeoutError):
+    """The processes of a run did not all reach, in time, a point they must reach together."""
+
+
+class SyncedFirstRun:
+    """A jitted program that, on several processes, compiles ahead of its first run and waits
+    there for every process to have compiled it (a coordination-service barrier bounded by
+    ``ALPHAGO_JAX_COMPILE_TIMEOUT_S``), so that its collectives never wait on a process still
+    compiling (gloo gives up after 30 s). On one process it is the program itself."""
+
+    _count = 0  # barriers so far: the same sequence on every process
+
+    def __init__(self, name: str, program: Callable):
+        self.name, self.program, self._compiled = name, program, None
+
+    def __call__(self, *args):
+        if jax.process_count() == 1:
+            return self.program(*args)
+        if self._compiled is None:
+            self._compiled = self.program.lower(*args).compile()
+            _wait_for_every_process(f"{self.name} compiled")
+        return self._compiled(*args)
+
+
+def _wait_for_every_process(what: str) -> None:
+    """Block until every process of the run reaches this point; CoordinationError naming the processes
+    that did not, after ``ALPHAGO_JAX_COMPILE_TIMEOUT_S`` seconds."""
+    from jax._src import distributed
+
+    from alphago_jax.checks import seconds_from_env
+
+    timeout = seconds_from_env(COMPILE_TIMEOUT_ENV, 1800)
+    SyncedFirstRun._count += 1
+    barrier = f"alphago_jax/{SyncedFirstRun._count}"
+    client = distributed.global_state.client
+    client.key_value_set(f"{barrier}/{jax.process_index()}", what)  # who arrived, for the message
+    try:
+        client.wait_at_barrier(barrier, timeout * 1000)
+    except Exception as e:  # the coordination service raises XlaRuntimeError
+        try:
+            arrived = {int(k.rsplit("/", 1)[1]) for k, _ in client.key_value_dir_get(f"{barrier}/")}
+        except Exception:
+            arrived = {jax.process_index()}
+        missing = sorted(set(range(jax.process_count())) - arrived)
+        detail = (str(e).splitlines() or [""])[0][:200]
+        raise CoordinationError(f"process {jax.process_index()}: waited {timeout} s ({COMPILE_TIMEOUT_ENV}) for every "
+                           f"process to reach '{what}'; process(es) {missing} did not: slow, stuck or dead "
+                           f"({detail})") from None
+
+
 def num_workers(config: ZeroConfig, devices: int) -> int:
     """W: ``config.workers``, or one per device; ValueError unless the sizes divide evenly."""
     w = config.workers or devices
@@ -171,7 +226,6 @@ def build(config: ZeroConfig, mesh=None) -> Programs:
     evaluator = network_evaluator(nets.policy_value_apply(net), features.zero_planes, symmetries=config.symmetries)
     sp_search = make_search(game, evaluator, config.selfplay_search)
 
-    init = functools.partial(_init, config, w)
     state_sharding = RunState(train=rep, replay=split, selfplay=split, best=rep, best_elo=rep, key=rep, iteration=rep,
                               sizes=tuple(SizeGames(split, split) for _ in config.extra_sizes))
 
@@ -210,7 +264,7 @@ def build(config: ZeroConfig, mesh=None) -> Programs:
     mcts = make_search(game.game, config.baseline_evaluator, config.baseline_search)
     opponents = {"random": random_mover(game), "mcts": inner_mover(search_mover(mcts)), "best": net_mover}
 
-    def match_program(opponent):
+    def match_program(opponent_name, opponent):
         run = on_workers(functools.partial(play_match, game, net_mover, opponent, pairs), (None, None, 0),
                          (PartitionSpec(), PartitionSpec(), split_spec))
 
@@ -218,15 +272,17 @@ def build(config: ZeroConfig, mesh=None) -> Programs:
             out = run(player_variables, opponent_variables, jax.random.split(key, w))
             return jax.tree_util.tree_map(lambda x: x.reshape((-1,) + x.shape[2:]), out)  # worker-major
 
-        return jax.jit(program, in_shardings=(rep, rep, rep))
+        return SyncedFirstRun(f"the match against {opponent_name}", jax.jit(program, in_shardings=(rep, rep, rep)))
 
     return Programs(
-        init=jax.jit(init, out_shardings=state_sharding),
-        selfplay=jax.jit(selfplay_program, in_shardings=(rep, split, split, rep),
-                         out_shardings=(split, split, split), donate_argnums=(1, 2)),
+        init=jax.jit(functools.partial(_init, config, w), out_shardings=state_sharding),
+        selfplay=SyncedFirstRun(f"self-play {config.board_size}x{config.board_size}", jax.jit(
+            selfplay_program, in_shardings=(rep, split, split, rep), out_shardings=(split, split, split),
+            donate_argnums=(1, 2))),
         # No donation of the train state: the best network may share its arrays.
-        train_step=jax.jit(train_step, in_shardings=(rep, split, rep), out_shardings=(rep, rep)),
-        matches={name: match_program(opponent) for name, opponent in opponents.items()},
+        train_step=SyncedFirstRun(f"the training step {config.board_size}x{config.board_size}", jax.jit(
+            train_step, in_shardings=(rep, split, rep), out_shardings=(rep, rep))),
+        matches={name: match_program(name, opponent) for name, opponent in opponents.items()},
         split=jax.jit(lambda k: tuple(jax.random.split(k, 4)), out_shardings=rep),
         mesh=mesh,
         workers=w,

@@ -47,10 +47,10 @@ def test_registry_builds_them_with_their_options():
     ("mcps:bias=0.1", "bad option 'bias=0.1' for mcps"),
     ("grave:playouts=0", "grave: playouts must be at least 1, got 0"),
     ("mcps:playouts=16,nodes=10", "mcps: nodes must be at least playouts \\+ 1 = 17, got 10"),
-    ("mcps:window=0", "mcps: window must be an integer >= 1, got 0"),
-    ("mcps:rho=0", "mcps: rho must be an integer >= 1"),
-    ("grave:bias=-1", "grave: bias must be a number >= 0"),
-    ("grave:ref=-2", "grave: ref must be an integer >= 0"),
+    ("mcps:window=0", "mcps: GraveConfig.window must be an int >= 1, got 0"),
+    ("mcps:rho=0", "mcps: GraveConfig.rho must be an int >= 1"),
+    ("grave:bias=-1", "grave: GraveConfig.bias must be a finite number >= 0"),
+    ("grave:ref=-2", "grave: GraveConfig.ref must be an int >= 0"),
     ("grave:ref=many", "bad value for grave option ref: 'many'"),
 ])
 def test_bad_options_are_clear_errors(spec, message):

@@ -41,6 +41,7 @@ import dataclasses
 import jax
 import jax.numpy as jnp
 
+from alphago_jax import checks
 from alphago_jax.games.base import Game
 from alphago_jax.search import amaf, mcps
 from alphago_jax.search.amaf import NONE, ROOT, AmafTree, Trace
@@ -92,26 +93,16 @@ class GraveConfig:
     playout_superko: bool = True
 
     def __post_init__(self):
-        if self.algorithm not in ALGORITHMS:
-            raise ValueError(f"algorithm: unknown {self.algorithm!r}; known: {', '.join(map(repr, ALGORITHMS))}")
-        checks = [
-            ("playouts", self.playouts, 1),
-            ("ref", self.ref, 0),
-            ("window", self.window, 1),
-            ("rho", self.rho, 1),
-        ]
-        for name, value, least in checks:
-            if not isinstance(value, int) or isinstance(value, bool) or value < least:
-                raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
-        for name, value in (("c", self.c), ("bias", self.bias)):
-            if not isinstance(value, (int, float)) or isinstance(value, bool) or not value >= 0:
-                raise ValueError(f"{name} must be a number >= 0, got {value!r}")
-        if self.tree_capacity is not None and (not isinstance(self.tree_capacity, int)
-                                               or self.tree_capacity < self.playouts + 1):
-            raise ValueError(f"tree_capacity must be at least playouts + 1 = {self.playouts + 1}, "
-                             f"got {self.tree_capacity!r}")
-        if self.max_moves is not None and (not isinstance(self.max_moves, int) or self.max_moves < 1):
-            raise ValueError(f"max_moves must be an integer >= 1, got {self.max_moves!r}")
+        checks.choice(self, "algorithm", ALGORITHMS, "algorithm")
+        checks.ints(self, 1, "playouts", "window", "rho")
+        checks.ints(self, 0, "ref")
+        checks.number(self, "c", ">= 0")
+        checks.number(self, "bias", ">= 0")
+        if self.tree_capacity is not None:
+            checks.require(self, "tree_capacity", checks.is_int(self.tree_capacity) and
+                           self.tree_capacity >= self.playouts + 1, f"must be at least playouts + 1 = {self.playouts + 1}")
+        if self.max_moves is not None:
+            checks.ints(self, 1, "max_moves")
 
     @property
     def capacity(self) -> int:

@@ -31,10 +31,24 @@ SMOKE_EVAL = dataclasses.replace(SMOKE, eval_games=8, eval_interval=1, checkpoin
 CASES = {"selfplay": (SMOKE, 2), "checkpoint": (SMOKE, 2), "evaluate": (SMOKE_EVAL, 1)}
 
 
+@pytest.fixture(scope="module")
+def whole_runs(tmp_path_factory):
+    """The runs of each config never stopped, made once: ``config -> (RunResult, run directory)``."""
+    made = {}
+
+    def run(config):
+        if config not in made:
+            out = tmp_path_factory.mktemp("whole")
+            made[config] = zero.train(config, out, progress=False, log=lambda text: None), out
+        return made[config]
+
+    return run
+
+
 @pytest.mark.parametrize("phase", list(CASES))
-def test_a_signalled_run_stops_checkpointed_and_resumes_to_the_same_end(phase, tmp_path):
+def test_a_signalled_run_stops_checkpointed_and_resumes_to_the_same_end(phase, whole_runs, tmp_path):
     config, at = CASES[phase]
-    whole = zero.train(config, tmp_path / "whole", progress=False, log=lambda text: None)
+    whole, whole_dir = whole_runs(config)
     assert whole.stopped is None and whole.iterations == 3
 
     said = []
@@ -53,7 +67,7 @@ def test_a_signalled_run_stops_checkpointed_and_resumes_to_the_same_end(phase, t
     assert rest.stopped is None and rest.iterations == 3 and rest.train_steps == whole.train_steps
     # Nothing lost or repeated: the network, optimizer, replay buffer, games and random key as in
     # the run that was never stopped.
-    a, b = _final_state(tmp_path / "whole"), _final_state(tmp_path / "cut")
+    a, b = _final_state(whole_dir), _final_state(tmp_path / "cut")
     assert int(np.asarray(a["iteration"])) == int(np.asarray(b["iteration"])) == 3
     chex.assert_trees_all_close(a, b)
 
@@ -66,19 +80,22 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _start(run_dir, port: int, extra: list[str], extra_env: dict | None = None):
+def _start(run_dir, port: int, extra: list[str], extra_env: dict | None = None, script: str | None = None):
+    """Two processes of one run on localhost (gloo): ``alphago-jax train --distributed``, or
+    ``script`` (Python, given the same arguments)."""
     import subprocess
     import sys
 
     from children import child_env
 
+    program = ["-c", script] if script else ["-m", "alphago_jax.cli"]
     procs = []
     for i in range(2):
         env = dict(child_env(), JAX_COORDINATOR_ADDRESS=f"127.0.0.1:{port}", JAX_NUM_PROCESSES="2",
                    JAX_PROCESS_ID=str(i), JAX_CPU_COLLECTIVES_IMPLEMENTATION="gloo", **(extra_env or {}))
         procs.append(subprocess.Popen(
-            [sys.executable, "-m", "alphago_jax.cli", "train", "--preset", "smoke", "--distributed", "--set",
-             "eval_games=0", "--no-progress", "--out", str(run_dir), *extra],
+            [sys.executable, *program, "train", "--preset", "smoke", "--distributed", "--set", "eval_games=0",
+             "--no-progress", "--out", str(run_dir), *extra],
             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
     return procs
 
@@ -150,7 +167,7 @@ def test_a_killed_process_ends_the_other_within_the_heartbeat_bound(tmp_path):
     assert f"finished {last + 1} iterations" in outs[0], outs[0]
 
 
-# One process compiles its first evaluation match 40 s late (a loaded host): past gloo's own 30 s
+# One process compiles its first evaluation match 35 s late (a loaded host): past gloo's own 30 s
 # limit, so the others must wait for it at a barrier of their own, bounded by
 # ALPHAGO_JAX_COMPILE_TIMEOUT_S.
 SLOW_HOST = """
@@ -161,37 +178,22 @@ from alphago_jax.zero import programs
 real = programs.SyncedFirstRun.__call__
 def late(self, *args):
     if self._compiled is None and self.name == "the match against random" and jax.process_index() == 1:
-        time.sleep(40)
+        time.sleep(35)
     return real(self, *args)
 programs.SyncedFirstRun.__call__ = late
 sys.exit(cli.main(sys.argv[1:]))
 """
 
 
-def _start_script(script: str, run_dir, port: int, extra: list[str], extra_env: dict | None = None):
-    import subprocess
-    import sys
-
-    from children import child_env
-
-    procs = []
-    for i in range(2):
-        env = dict(child_env(), JAX_COORDINATOR_ADDRESS=f"127.0.0.1:{port}", JAX_NUM_PROCESSES="2",
-                   JAX_PROCESS_ID=str(i), JAX_CPU_COLLECTIVES_IMPLEMENTATION="gloo", **(extra_env or {}))
-        procs.append(subprocess.Popen(
-            [sys.executable, "-c", script, "train", "--preset", "smoke", "--distributed", "--no-progress", "--out",
-             str(run_dir), *extra], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
-    return procs
-
-
 def test_a_slow_host_is_waited_for_and_a_stuck_one_named(tmp_path):
-    procs = _start_script(SLOW_HOST, tmp_path / "slow", _free_port(), ["--set", "iterations=1"])
+    evaluate = ["--set", "iterations=1", "--set", "eval_games=8"]  # the evaluation at the start: where it is late
+    procs = _start(tmp_path / "slow", _free_port(), evaluate, script=SLOW_HOST)
     outs = [p.communicate(timeout=600)[0] for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
     assert "finished 1 iterations" in outs[0]
 
-    procs = _start_script(SLOW_HOST, tmp_path / "stuck", _free_port(), ["--set", "iterations=1"],
-                          extra_env={"ALPHAGO_JAX_COMPILE_TIMEOUT_S": "5"})
+    procs = _start(tmp_path / "stuck", _free_port(), evaluate, extra_env={"ALPHAGO_JAX_COMPILE_TIMEOUT_S": "5"},
+                   script=SLOW_HOST)
     try:
         out = procs[0].communicate(timeout=300)[0]
     finally:

@@ -1,46 +1,12 @@
-"""AlphaGo Zero's main job: self-play, training, evaluation and checkpoints in one loop.
+"""AlphaGo Zero's main job (``train``): a short driver (``_run``) over the phases of an iteration,
+each a function of its own: ``selfplay_phase``, ``train_phase``, ``evaluate.evaluate_phase``
+(when due) and ``checkpoint_phase`` (the whole ``RunState``: a resumed run continues the same
+games with the same random numbers, so it reproduces the run that was not interrupted).
 
-One iteration of ``train(config, out_dir)``::
-
-    self-play   config.selfplay_moves searched moves of config.selfplay_batch games, in one
-                jitted call (lax.scan over moves); finished games go to the replay buffer
-    training    config.train_steps steps of train_step on batches sampled from the buffer,
-                8-fold random symmetry augmentation
-    evaluation  at the start, every config.eval_interval iterations and at the end: the
-                network's search (temperature 0, no noise) against uniform random play,
-                against pure-rollout MCTS, against the best network so far and,
-                with config.gnugo_level set, against GNU Go (``zero.external_eval``)
-    logging     one row of metrics.csv (RunLogger) per iteration
-    checkpoint  the whole run state (Checkpointer, kind "zero")
-
-The game loops are in ``zero.selfplay``. Self-play draws moves from the visit counts for the
-first ``temperature_moves`` moves of a game, then plays the most visited move; Dirichlet noise
-is on every root. Win rates come with a 95% Wilson interval and an Elo difference
-(``evaluation.MatchResult``). Self-play always uses the latest network; the "best" network is
-replaced by the latest when the latest scores at least ``config.gate`` against it (AlphaGo
-Zero's 55% gate), and ``best_elo`` adds up the Elo gains of those replacements (the best
-network's rating over the initial one).
-
-Checkpoints hold the network (params, batch statistics), the optimizer state, the step, the
-replay buffer, the self-play games in flight with their trajectories, the best network, the PRNG
-key and the iteration: a resumed run continues the same games and draws the same random numbers,
-so it reproduces the run that was not interrupted. One checkpoint every ``checkpoint_interval``
-iterations (default every one) and after the last; the metrics rows past the checkpoint resumed
-from are dropped and logged again.
-
-Data parallelism: the games are split into ``workers`` groups, each with its own share of the
-self-play batch, its own replay shard (``replay_capacity / workers`` positions, fed by its own
-games) and its own random stream, and a training batch takes ``train_batch / workers`` examples
-from each shard. Workers are laid out over a 1-D mesh of all ``jax.devices()``
-(``mesh.make_mesh``), several per device if there are more workers than devices. Self-play
-and matches run under ``jax.shard_map``: each device plays its own games with no communication
-(a search is many small ``while_loop``s; over a globally sharded batch every loop test would be a
-collective). Training is one ``jax.jit`` over the global batch with replicated parameters: XLA
-all-reduces the gradients and batch-norm statistics. The results depend on the number of
-workers, not on the number of devices (up to floating-point summation order): fix ``workers`` to
-compare device counts (the ``smoke`` preset has 4); the default is one per device. For several
-hosts (a TPU pod, multi-node GPUs) call ``jax.distributed.initialize()`` before anything touches
-JAX: ``train(..., distributed=True)``, the CLI's ``--distributed`` or ``ALPHAGO_JAX_DISTRIBUTED=1``.
+A session also handles what long runs meet: a time limit (``timing.plan_end``), SIGTERM and
+SIGINT (stop checkpointed after the phase in progress), several processes
+(``initialize_distributed``; they agree on where to stop), a run directory removed under it.
+How work is split over devices and hosts: docs/architecture.md.
 
 Layout of ``out_dir``: ``checkpoints/<iteration>/``, ``metrics.csv``, ``tb/`` (TensorBoard, with
 tensorboardX installed), ``metrics.png``, ``sample.sgf`` (the first game of the last evaluation

@@ -104,21 +104,27 @@ def _warm_start(args) -> int:
 
     config = _zero_config(args)
     t0 = time.perf_counter()
-    data = warm_start.record_examples([args.records], size=config.board_size,
-                                      komi=config.komi)
+    teacher = warm_start.has_teacher(args.records)
+    read = warm_start.teacher_examples if teacher else warm_start.record_examples
+    data = read(args.records if teacher else [args.records], size=config.board_size, komi=config.komi)
     print(f"{data.games} records ({data.skipped} skipped{': ' + data.reasons[0] if data.reasons else ''}), "
-          f"{data.examples.value.shape[0]:,} positions")
+          f"{data.examples.value.shape[0]:,} positions"
+          + (", with a teacher's policy, value, ownership and score for each" if teacher else ""))
+    init = zero.init_network(args.init, config) if args.init else None
+    weights = dict(ownership_weight=config.ownership_weight, score_weight=config.score_weight) if teacher else {}
     result = warm_start.train_supervised(data, config.net, steps=args.steps, batch=args.batch, seed=config.seed,
-                                         progress=not args.no_progress)
+                                         init=init.variables if init else None, progress=not args.no_progress,
+                                         **weights)
     net = config.net
     step = {"step": "alphago-jax warm-start", "command": " ".join(["alphago-jax"] + sys.argv[1:]),
-            "records": str(args.records), "games": data.games, "positions": int(data.examples.value.shape[0]),
-            "train_steps": args.steps, "batch": args.batch, "held_out": result.held_out,
-            "wall_s": round(time.perf_counter() - t0, 1)}
+            "records": str(args.records), "teacher": teacher, "games": data.games,
+            "positions": int(data.examples.value.shape[0]), "train_steps": args.steps, "batch": args.batch,
+            "held_out": result.held_out, "wall_s": round(time.perf_counter() - t0, 1)}
     out = pathlib.Path(args.out)
+    chain = (zero.network_chain(init) if init else []) + [step]
     path = save_network(out / zero.WARM_START_FILE, result.state.variables, **network_config(net),
                         board_size=config.board_size, komi=config.komi,
-                        info={"chain": [step], "config": config.to_dict()})
+                        info={"chain": chain, "config": config.to_dict()})
     load_network(path)  # read back: the file is usable
     held = result.held_out
     print(f"{path}: held-out top-1 {held.get('policy_accuracy', float('nan')):.1%}, value MSE "
@@ -197,6 +203,28 @@ def _add_dataset_command(sub) -> None:
     build.set_defaults(run=_dataset_build)
 
 
+def _katago_install(args) -> int:
+    from alphago_jax import katago
+
+    installed = katago.install(args.dir, wheel=args.wheel)
+    print(f"KataGo is installed in {installed.root}. As a player: katago:visits=1 (add size=9 for 9x9 first);\n"
+          f"for a tool that takes any GTP engine: {katago.player_spec(installed, visits=1)}")
+    return 0
+
+
+def _add_katago_command(sub) -> None:
+    kata = sub.add_parser("katago", help="install KataGo (PyPI's katrain wheel) as an opponent and teacher",
+                          description="KataGo 1.18.1 and its b10 network, from PyPI's katrain 1.20.0 wheel, into a "
+                                      "cache; it needs OpenCL (on a CPU: apt-get install -y pocl-opencl-icd). Then "
+                                      "the player katago:visits=N plays in arena, tactics and gtp.")
+    actions = kata.add_subparsers(dest="action", required=True)
+    install = actions.add_parser("install", help="download, extract, configure and start it once")
+    install.add_argument("--dir", default=None, help="where (default $ALPHAGO_JAX_KATAGO_DIR or "
+                                                     "~/.cache/alphago_jax/katago)")
+    install.add_argument("--wheel", default=None, help="a katrain wheel already downloaded (default: pip download)")
+    install.set_defaults(run=_katago_install)
+
+
 def _add_train_command(sub) -> None:
     train = sub.add_parser(
         "train", help="AlphaGo Zero: self-play, training, evaluation, checkpoints",
@@ -243,10 +271,16 @@ def build_parser() -> argparse.ArgumentParser:
                     "each recorded move, the value to the result. Writes OUT/network.msgpack; start a run "
                     "from it with `alphago-jax train --init OUT` and the same sizes.")
     warm.add_argument("--records", required=True,
-                      help="SGF records: a folder (searched recursively), an .sgf file or an archive")
+                      help="SGF records: a folder (searched recursively), an .sgf file or an archive; a folder "
+                           "with a teacher's .npz beside each record (experiments/katago_teacher.py) trains on "
+                           "the teacher's outputs (distillation; --set ownership_weight=, score_weight= for "
+                           "those heads)")
     warm.add_argument("--out", required=True, help="output directory")
     warm.add_argument("--preset", default=None, help="the network sizes and board of this preset (default tiny)")
     warm.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="as for train")
+    warm.add_argument("--init", default=None, metavar="FILE_OR_RUN",
+                      help="start from this network (a network file, a run or a warm-start directory) rather than "
+                           "a fresh one; heads it lacks start fresh")
     warm.add_argument("--steps", type=int, default=2000, help="training steps (default 2000)")
     warm.add_argument("--batch", type=int, default=256, help="positions per step (default 256)")
     warm.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -275,6 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_commands(sub)
     _add_dataset_command(sub)
+    _add_katago_command(sub)
     from alphago_jax.alphago import pipeline_commands  # sl-train, rollout-train, rl-train, value-train
 
     pipeline_commands.add_commands(sub)

@@ -22,7 +22,8 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "alphago_jax"
 LAYERS: tuple[dict[str, tuple[str, ...]], ...] = (
     # Nothing of the package's own: atomic writes, the compilation cache's settings, the pipe to
     # external GTP engines (used by both training and play), the config classes' checks.
-    {"base": ("alphago_jax.files", "alphago_jax.compile_cache", "alphago_jax.gtp_client", "alphago_jax.checks")},
+    {"base": ("alphago_jax.files", "alphago_jax.compile_cache", "alphago_jax.gtp_client", "alphago_jax.checks",
+              "alphago_jax.katago")},
     # The rules, and what needs nothing but the rules: SGF records, random playouts, pictures
     # of boards and trees (arrays in, matplotlib out).
     {"games": ("alphago_jax.games", "alphago_jax.sgf", "alphago_jax.playout", "alphago_jax.viz")},

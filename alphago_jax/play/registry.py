@@ -19,6 +19,9 @@ A player spec is ``KIND`` or ``KIND:OPTIONS``; for most kinds the options are
     /usr/games/gnugo --mode gtp     the same: a spec whose first word is a path runs that engine
     gnugo:level=10                  GNU Go 3.8 at its own settings (level 0 to 10, default 10;
                                     time=SECONDS gives it a clock; timeout; path=BINARY)
+    katago:visits=1                 KataGo 1.18.1 with its b10 network, after `alphago-jax katago
+                                    install` (visits per move, default 1; size: the board it starts
+                                    for, default 19, others start their own engine; time, timeout, dir)
 
 External engines play at their own strength: a match's time per move is not passed on to them
 (GNU Go lowers its level to fit a clock). GNU Go is always started on this project's rules
@@ -190,6 +193,29 @@ def _gnugo(arg: str) -> Player:
     return GTPPlayer([binary, "--level", str(level)], **options)
 
 
+def _katago(arg: str) -> Player:
+    from alphago_jax import katago
+
+    options = parse_options(arg, {"visits": int, "size": int, "time": float, "timeout": float, "dir": str}, "katago")
+    visits, first = options.pop("visits", 1), options.pop("size", 19)
+    installed = katago.find_katago(options.pop("dir", None))
+    if installed is None:
+        raise ValueError("katago: KataGo is not installed (alphago-jax katago install, or give dir=)")
+    installed.command(visits, first)  # bad settings are an error now, not at the first game
+    from alphago_jax.play.gtp_player import GTPPlayer
+    from alphago_jax.play.players import BySizePlayer
+
+    # One engine per board size, its network buffer that size: a larger buffer costs every move
+    # as much as the larger board (and crashed KataGo 1.18.1 on pocl for 9x9 in a 19x19 buffer).
+    make = lambda n: lambda: GTPPlayer(installed.command(visits, n), **options)  # noqa: E731
+    sizes = [first] + [n for n in range(2, 20) if n != first]
+
+    def too_big():
+        raise ValueError("katago: KataGo plays boards of 2x2 to 19x19")
+
+    return BySizePlayer({n: make(n) for n in sizes}, too_big)
+
+
 def untrained_network(seed: int = 0, blocks: int = 1, filters: int = 16) -> Network:
     """A small randomly initialised AlphaGo Zero network (any board size): for smoke tests."""
     from alphago_jax import features, nets
@@ -328,6 +354,8 @@ register_player("policy", "a network's raw policy, no search (net)", _policy)
 register_player("gtp", "an external GTP engine: gtp:COMMAND LINE[,time=SECONDS][,name=NAME][,timeout=SECONDS]",
                 _gtp)
 register_player("gnugo", "GNU Go at its own settings, on this project's rules (level, time, timeout, path)", _gnugo)
+register_player("katago", "KataGo 1.18.1's b10 network, after `alphago-jax katago install` "
+                "(visits, default 1; size, the first board; time, timeout, dir)", _katago)
 register_player("checkpoint", "a network file or training run with PUCT search: checkpoint:PATH[,sims=..]",
                 _checkpoint_player)
 register_player("alphago", "AlphaGo: SL policy priors, value network and rollouts in PUCT search "

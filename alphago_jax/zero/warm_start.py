@@ -19,6 +19,7 @@ about self-play.
 
 from __future__ import annotations
 
+import pathlib
 from typing import Callable, Iterable, NamedTuple
 
 import jax
@@ -133,6 +134,42 @@ def record_examples(sources: Iterable, *, size: int = 9, komi: float = 7.5, batc
     return RecordExamples(examples, np.concatenate(kept_games), len(kept_games), skipped, tuple(reasons))
 
 
+def teacher_examples(folder, *, size: int = 9, komi: float = 7.5, batch: int = 256) -> RecordExamples:
+    """Positions of records written with a teacher's outputs beside each: ``NAME.sgf`` and
+    ``NAME.npz`` (``experiments/katago_teacher.py``: policy float16[T, A], value, score
+    float32[T], ownership float16[T, S*S], all for the player to move before each of the T
+    moves). The targets are the teacher's, not the recorded move and result: distillation.
+
+    Raises:
+      ValueError: no such pair in ``folder``, a record the rules reject, or arrays whose length
+        is not the record's.
+    """
+    folder = pathlib.Path(folder)
+    records = [p for p in sorted(folder.rglob("*.sgf")) if p.with_suffix(".npz").is_file()]
+    if not records:
+        raise ValueError(f"{folder}: no SGF record with a teacher's .npz beside it")
+    data = record_examples(records, size=size, komi=komi, batch=batch)
+    if data.skipped:
+        raise ValueError(f"{folder}: {data.skipped} teacher records cannot be used ({'; '.join(data.reasons)})")
+    arrays = []
+    for path, moves in zip(records, np.bincount(data.game, minlength=data.games)):
+        with np.load(path.with_suffix(".npz")) as a:
+            arrays.append({k: a[k] for k in ("policy", "value", "score", "ownership")})
+        if arrays[-1]["value"].shape[0] != moves:
+            raise ValueError(f"{path.with_suffix('.npz')}: {arrays[-1]['value'].shape[0]} positions, "
+                             f"its record {moves}")
+    joined = {k: np.concatenate([a[k] for a in arrays]).astype(np.float32) for k in arrays[0]}
+    examples = replay.Examples(planes=data.examples.planes, policy=joined["policy"], value=joined["value"],
+                               ownership=np.clip(joined["ownership"], -1, 1), score=joined["score"])
+    return data._replace(examples=examples)
+
+
+def has_teacher(folder) -> bool:
+    """Whether ``folder`` holds a record with a teacher's arrays beside it (``teacher_examples``)."""
+    folder = pathlib.Path(folder)
+    return folder.is_dir() and any(p.with_suffix(".sgf").is_file() for p in folder.rglob("*.npz"))
+
+
 def _replayer(game: WithHistory) -> Callable:
     """Jitted ``actions int32[B, T] (-1 past the end) -> (planes uint8[B, T, S, S, 17], legal
     bool[B, T] (every move so far was legal), to_play int8[B, T])``."""
@@ -186,7 +223,8 @@ def split_games(data: RecordExamples, fraction: float) -> tuple[replay.Examples,
 
 def train_supervised(data: RecordExamples, net, *, steps: int, batch: int = 256,
                      optimizer: OptimizerConfig = OptimizerConfig(kind="adamw", learning_rate=1e-3, weight_decay=1e-4),
-                     value_weight: float = 0.25, held_out: float = 0.05, init: dict | None = None, seed: int = 0,
+                     value_weight: float = 0.25, ownership_weight: float = 0.0, score_weight: float = 0.0,
+                     held_out: float = 0.05, init: dict | None = None, seed: int = 0,
                      progress: bool = True) -> SupervisedResult:
     """Fit ``net`` (a ``DualResNet``) to the records' moves and results.
 
@@ -198,6 +236,8 @@ def train_supervised(data: RecordExamples, net, *, steps: int, batch: int = 256,
     Args:
       data: ``record_examples``'s output; ``held_out``: the fraction of games kept out of
         training and scored at the end.
+      ownership_weight, score_weight: the auxiliary heads' terms (``learner.loss_fn``), for
+        examples with those targets (``teacher_examples``).
       init: variables to start from (default: a fresh ``net``).
     """
     from tqdm.auto import tqdm
@@ -215,7 +255,8 @@ def train_supervised(data: RecordExamples, net, *, steps: int, batch: int = 256,
         k_rows, k_aug = jax.random.split(key)
         rows = jax.random.randint(k_rows, (batch,), 0, count)
         picked = jax.tree_util.tree_map(lambda x: x[rows], examples)
-        return learner.train_step(state, picked, net, optimizer, key=k_aug, value_weight=value_weight)
+        return learner.train_step(state, picked, net, optimizer, key=k_aug, value_weight=value_weight,
+                                  ownership_weight=ownership_weight, score_weight=score_weight)
 
     collected = []
     for k in tqdm(jax.random.split(key, steps), desc="supervised warm start", disable=not progress,
@@ -239,5 +280,5 @@ def evaluate_examples(net, variables, examples: replay.Examples, batch: int = 10
     return {"policy_accuracy": hits / max(n, 1), "value_loss": sq / max(n, 1), "positions": int(n)}
 
 
-__all__ = ["RecordExamples", "SupervisedResult", "evaluate_examples", "record_examples",
-           "split_games", "train_supervised"]
+__all__ = ["RecordExamples", "SupervisedResult", "evaluate_examples", "has_teacher", "record_examples",
+           "split_games", "teacher_examples", "train_supervised"]

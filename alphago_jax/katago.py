@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import dataclasses
 import glob
-import math
 import os
 import pathlib
 import shutil
@@ -38,8 +37,9 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from typing import Any
 
-from alphago_jax.gtp_client import GTPClient, GTPError
+from alphago_jax.gtp_client import GTPClient
 
 WHEEL = "katrain==1.20.0"
 """The PyPI release that carries KataGo 1.18.1 and its b10 network."""
@@ -219,10 +219,10 @@ class RawOutput:
       ownership: float32[S*S], in ``[-1, 1]``: +1 the player to move owns the point.
     """
 
-    policy: "np.ndarray"
+    policy: Any
     value: float
     score: float
-    ownership: "np.ndarray"
+    ownership: Any
 
 
 def parse_raw_nn(text: str, size: int, white_to_play: bool) -> RawOutput:

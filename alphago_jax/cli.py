@@ -100,6 +100,7 @@ def _zero_config(args, saved=None):
 def _warm_start(args) -> int:
     from alphago_jax.nets.saved import load_network, network_config, save_network
     from alphago_jax import zero
+    from alphago_jax.train.optimizer import OptimizerConfig
     from alphago_jax.zero import warm_start
 
     config = _zero_config(args)
@@ -111,15 +112,18 @@ def _warm_start(args) -> int:
           f"{data.examples.value.shape[0]:,} positions"
           + (", with a teacher's policy, value, ownership and score for each" if teacher else ""))
     init = zero.init_network(args.init, config) if args.init else None
-    weights = dict(ownership_weight=config.ownership_weight, score_weight=config.score_weight) if teacher else {}
+    # A teacher's value is an estimate of each position, not one game's result: full weight.
+    weights = (dict(value_weight=1.0, ownership_weight=config.ownership_weight, score_weight=config.score_weight)
+               if teacher else {})
+    optimizer = OptimizerConfig(kind="adamw", learning_rate=args.learning_rate, weight_decay=1e-4)
     result = warm_start.train_supervised(data, config.net, steps=args.steps, batch=args.batch, seed=config.seed,
-                                         init=init.variables if init else None, progress=not args.no_progress,
-                                         **weights)
+                                         optimizer=optimizer, init=init.variables if init else None,
+                                         progress=not args.no_progress, **weights)
     net = config.net
     step = {"step": "alphago-jax warm-start", "command": " ".join(["alphago-jax"] + sys.argv[1:]),
             "records": str(args.records), "teacher": teacher, "games": data.games,
             "positions": int(data.examples.value.shape[0]), "train_steps": args.steps, "batch": args.batch,
-            "held_out": result.held_out, "wall_s": round(time.perf_counter() - t0, 1)}
+            "learning_rate": args.learning_rate, "held_out": result.held_out, "wall_s": round(time.perf_counter() - t0, 1)}
     out = pathlib.Path(args.out)
     chain = (zero.network_chain(init) if init else []) + [step]
     path = save_network(out / zero.WARM_START_FILE, result.state.variables, **network_config(net),
@@ -283,6 +287,8 @@ def build_parser() -> argparse.ArgumentParser:
                            "a fresh one; heads it lacks start fresh")
     warm.add_argument("--steps", type=int, default=2000, help="training steps (default 2000)")
     warm.add_argument("--batch", type=int, default=256, help="positions per step (default 256)")
+    warm.add_argument("--learning-rate", type=float, default=1e-3,
+                      help="AdamW's learning rate (default 1e-3; lower to fine-tune an --init network)")
     warm.add_argument("--no-progress", action="store_true", help="no progress bar")
     warm.set_defaults(run=_warm_start)
 

@@ -167,6 +167,39 @@ def test_dead_engines_give_clear_errors_and_are_closed(game, tmp_path, monkeypat
         play(None, jax.random.PRNGKey(0), games=3, level=0, gnugo=mid_game)
 
 
+def test_another_engine_plays_by_its_command_line_unseeded(game, tmp_path):
+    """An engine that is not GNU Go (here one that refuses ``set_random_seed``, as KataGo may,
+    and always passes) plays the match from its command line."""
+    log = tmp_path / "heard"
+    engine = fake_engine(tmp_path, "passer", f'while read line; do echo "$line" >> {log}; case "$line" in '
+                                             "set_random_seed*) printf '? unknown command\\n\\n';; "
+                                             "*genmove*) printf '= pass\\n\\n';; quit) exit 0;; "
+                                             "*) printf '= \\n\\n';; esac; done\n")
+    play = external_eval.GnuGoMatch(game, passing_mover(game, PASS_FROM))
+    out = play(None, jax.random.PRNGKey(1), games=2, level=1, command=[engine])
+    assert out.level == 1 and set(out.endings) == {"score"}
+    heard = log.read_text()
+    assert "set_random_seed" not in heard and "genmove" in heard and "boardsize 5" in heard
+    # The passer loses nothing it did not have: the network's stones stand, so it wins every game.
+    np.testing.assert_array_equal(out.outcomes, [1.0, 1.0])
+
+
+def test_katago_settings_and_a_missing_katago(tmp_path, monkeypatch):
+    config = zero.with_overrides(SMOKE, {"katago_visits": "2", "katago_games": "4"})
+    assert (config.katago_visits, config.katago_games) == (2, 4)
+    assert zero.config.config_differences(SMOKE, config) == []  # evaluation-only: free on resume
+    assert "katago" in zero.evaluate.matches_at(config, 1, None)
+    assert "katago" not in zero.evaluate.matches_at(SMOKE, 1, None)
+    for bad, why in (({"katago_visits": 0}, "katago_visits"), ({"katago_games": 3}, "even")):
+        with pytest.raises(ValueError, match=why):
+            dataclasses.replace(SMOKE, **bad)
+    monkeypatch.setenv("ALPHAGO_JAX_KATAGO_DIR", str(tmp_path))  # nothing installed there
+    said = []
+    assert zero.evaluate.with_katago(config, said.append).katago_visits is None
+    assert len(said) == 1 and "alphago-jax katago install" in said[0]
+    assert zero.evaluate.with_katago(SMOKE, said.append) is SMOKE and len(said) == 1
+
+
 def test_config_fields_are_validated():
     assert SMOKE.gnugo_level is None and SMOKE.gnugo_games % 2 == 0
     config = zero.with_overrides(SMOKE, {"gnugo_level": "1", "gnugo_games": "4", "gnugo_path": "/opt/gnugo"})

@@ -107,3 +107,21 @@ def test_teacher_records_replay_and_train(tmp_path, monkeypatch):
         np.savez(out / "game-00000.npz", **{k: v[:-1] for k, v in a.items()})  # a position short
     with pytest.raises(ValueError, match="game-00000.npz: .* positions, its record"):
         warm_start.teacher_examples(out, size=5, komi=7.5)
+
+
+@needs_katago
+def test_the_main_job_evaluates_against_katago(tmp_path):
+    import csv
+    import dataclasses
+
+    from alphago_jax import sgf, zero
+
+    config = dataclasses.replace(zero.PRESETS["smoke"], workers=1, eval_games=2, gate=None, iterations=1,
+                                 katago_visits=1, katago_games=2)
+    said = []
+    result = zero.train(config, tmp_path, progress=False, log=said.append)
+    with open(result.metrics, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert all(float(r["win_katago"]) in (0.0, 0.5, 1.0) for r in rows), rows
+    assert sum("vs KataGo(1)" in line for line in said) == 2, said
+    assert sgf.load(tmp_path / "sample_katago.sgf").white_name == "KataGo, 1 visit"

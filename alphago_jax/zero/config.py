@@ -75,6 +75,9 @@ class ZeroConfig:
       gnugo_level: GNU Go's ``--level`` (0 to 10) in evaluation games against it (None: no such games).
       gnugo_games: games against GNU Go per evaluation, half with each colour.
       gnugo_path: the GNU Go binary (None: ``gtp_client.find_gnugo``).
+      katago_visits: KataGo's visits per move in evaluation games against it (None: no such
+        games; a run without KataGo installed says so and plays none: ``alphago-jax katago install``).
+      katago_games: games against KataGo per evaluation, half with each colour.
       keep: checkpoints kept.
       seed: the run's random stream.
       checkpoint_interval: a checkpoint after every this many iterations and after the last.
@@ -125,6 +128,8 @@ class ZeroConfig:
     gnugo_level: int | None = None
     gnugo_games: int = 20
     gnugo_path: str | None = None
+    katago_visits: int | None = None
+    katago_games: int = 20
     keep: int = 2
     seed: int = 0
     checkpoint_interval: int = 1
@@ -188,6 +193,10 @@ class ZeroConfig:
         checks.require(self, "gnugo_games", self.gnugo_games % 2 == 0, "must be even (half the games with each colour)")
         path_ok = self.gnugo_path is None or (isinstance(self.gnugo_path, str) and bool(self.gnugo_path))
         checks.require(self, "gnugo_path", path_ok, "must be None (find GNU Go) or the path of the GNU Go binary")
+        if self.katago_visits is not None:
+            checks.ints(self, 1, "katago_visits")
+        checks.ints(self, 2, "katago_games")
+        checks.require(self, "katago_games", self.katago_games % 2 == 0, "must be even (half the games with each colour)")
 
     def _check_workers(self) -> None:
         checks.ints(self, 1, "workers")
@@ -380,7 +389,8 @@ def saved_config(out_dir) -> ZeroConfig | None:
     return jobs.saved_config(out_dir, KIND, ZeroConfig)
 
 
-_FREE_ON_RESUME = ("iterations", "gnugo_level", "gnugo_games", "gnugo_path", "eval_leaf_batch", "baseline_leaf_batch",
+_FREE_ON_RESUME = ("iterations", "gnugo_level", "gnugo_games", "gnugo_path", "katago_visits", "katago_games",
+                   "eval_leaf_batch", "baseline_leaf_batch",
                    "checkpoint_interval")
 """The settings a resumed run may change: its length, the evaluation against GNU Go, how the
 evaluation's searches batch their leaves and how often it checkpoints (which touch nothing of the

@@ -1,9 +1,10 @@
 """The main job's evaluation: the network's search against uniform random play, pure-rollout
-MCTS, the best network so far (AlphaGo Zero's gate) and GNU Go, as metrics-row entries."""
+MCTS, the best network so far (AlphaGo Zero's gate), GNU Go and KataGo, as metrics-row entries."""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import pathlib
 import shutil
 from typing import Callable
@@ -11,7 +12,7 @@ from typing import Callable
 import jax
 import numpy as np
 
-from alphago_jax import sgf
+from alphago_jax import katago, sgf
 from alphago_jax.gtp_client import GTPError, find_gnugo
 from alphago_jax.train.evaluation import MatchResult
 from alphago_jax.train.timing import PhaseTimer
@@ -38,7 +39,7 @@ def write_sample(path: pathlib.Path, config: ZeroConfig, out: MatchOutput | GnuG
     sgf.save(record, path)  # atomic: a run killed here keeps the previous samples whole
 
 
-MATCHES = ("random", "mcts", "best", "gnugo")
+MATCHES = ("random", "mcts", "best", "gnugo", "katago")
 """The matches of an evaluation, in the order they are played (and kept when time is short);
 ``eval_<name>_s`` in metrics.csv is the wall time of each."""
 
@@ -52,15 +53,16 @@ def matches_at(config: ZeroConfig, iteration: int, gnugo: str | None) -> tuple[s
     if not config.eval_games:
         return ()
     wanted = {"random": True, "mcts": True, "best": config.gate is not None and iteration > 0,
-              "gnugo": gnugo is not None}
+              "gnugo": gnugo is not None, "katago": config.katago_visits is not None}
     return tuple(m for m in MATCHES if wanted[m])
 
 
 def evaluate_phase(programs: Programs, config: ZeroConfig, state: RunState, key, iteration: int,
                    out_dir: pathlib.Path, gnugo: str | None = None, say: Callable[[str], None] = print, *,
                    play: tuple[str, ...] | None = None, timer: PhaseTimer | None = None) -> tuple[dict, RunState]:
-    """Matches against random play, pure MCTS, (after the start) the best network and, given
-    its binary ``gnugo`` (``gnugo_binary``), GNU Go at ``config.gnugo_level``; random play and
+    """Matches against random play, pure MCTS, (after the start) the best network, given
+    its binary ``gnugo`` (``gnugo_binary``) GNU Go at ``config.gnugo_level``, and KataGo at
+    ``config.katago_visits`` (``with_katago`` checked it is installed); random play and
     pure MCTS also on each of ``config.extra_sizes`` (entries suffixed ``_<n>x<n>``).
 
     ``play``: the matches to play (default: all of ``matches_at``); the others are left out of the
@@ -99,7 +101,11 @@ def evaluate_phase(programs: Programs, config: ZeroConfig, state: RunState, key,
         row["promoted"] = int(promoted)
     if "gnugo" in play and gnugo is not None:
         with timed("eval_gnugo"):
-            row.update(_gnugo_metrics(programs, config, variables, k_gnugo, gnugo, iteration, out_dir, say))
+            row.update(_external_metrics(programs, config, variables, k_gnugo, gnugo, iteration, out_dir, say))
+    if "katago" in play:
+        with timed("eval_katago"):  # its own key, so that the other matches' keys stay as they were
+            row.update(_external_metrics(programs, config, variables, jax.random.fold_in(k_gnugo, 1), None,
+                                         iteration, out_dir, say))
     row["best_elo"] = float(state.best_elo)
     return row, state
 
@@ -120,23 +126,44 @@ def gnugo_binary(config: ZeroConfig, say: Callable[[str], None]) -> str | None:
     return found
 
 
-def _gnugo_metrics(programs: Programs, config: ZeroConfig, variables, key, gnugo: str, iteration: int,
-                   out_dir: pathlib.Path, say: Callable[[str], None]) -> dict:
-    """The metrics row's entries of a match against GNU Go (``win_gnugo``, ``elo_gnugo`` and their
-    intervals) and its first game as ``sample_gnugo.sgf``. Nothing when GNU Go fails: the run says
-    why and goes on (an external program's failure should not end a long run)."""
+def with_katago(config: ZeroConfig, say: Callable[[str], None]) -> ZeroConfig:
+    """``config``, without its matches against KataGo when KataGo is not installed (said once,
+    here: a missing program should not end a long run)."""
+    if config.katago_visits is None or not config.eval_games or katago.find_katago() is not None:
+        return config
+    say("no evaluation against KataGo: it is not installed (alphago-jax katago install)")
+    return dataclasses.replace(config, katago_visits=None)
+
+
+def _external_metrics(programs: Programs, config: ZeroConfig, variables, key, gnugo: str | None, iteration: int,
+                      out_dir: pathlib.Path, say: Callable[[str], None]) -> dict:
+    """The metrics row's entries of a match against GNU Go (its binary ``gnugo``: ``win_gnugo``,
+    ``elo_gnugo`` and their intervals), or KataGo when ``gnugo`` is None (``win_katago``, ...),
+    and its first game as ``sample_gnugo.sgf`` (``sample_katago.sgf``). Nothing when the engine
+    fails: the run says why and goes on (an external program's failure should not end a long run)."""
     key = to_host(key)  # on every process: a collective in multi-host runs
     if jax.process_index() != 0:
-        return {}  # the first process plays GNU Go, and it alone writes the metrics
+        return {}  # the first process plays the engines, and it alone writes the metrics
+    if gnugo is not None:
+        name, label, short = "gnugo", f"GNU Go, level {config.gnugo_level}", f"gnugo-{config.gnugo_level}"
+        games = dict(games=config.gnugo_games, level=config.gnugo_level, gnugo=gnugo)
+    else:
+        name, label, short = "katago", f"KataGo, {config.katago_visits} visit{'s' if config.katago_visits > 1 else ''}", f"katago-{config.katago_visits}"
+        installed = katago.find_katago()
+        if installed is None:
+            say(f"iteration {iteration}: no games against {label}: it is no longer installed")
+            return {}
+        command = installed.command(config.katago_visits, config.board_size)
+        games = dict(games=config.katago_games, level=config.katago_visits, command=command)
     try:
-        out = programs.gnugo(variables, key, games=config.gnugo_games, level=config.gnugo_level, gnugo=gnugo)
+        out = programs.gnugo(variables, key, **games)
     except GTPError as e:
-        say(f"iteration {iteration}: the games against GNU Go failed and are left out: {e}")
+        say(f"iteration {iteration}: the games against {label} failed and are left out: {e}")
         return {}
     how = {"resignation": "R", "illegal move": "F"}.get(out.endings[0])
-    write_sample(out_dir / "sample_gnugo.sgf", config, out, iteration, f"GNU Go, level {config.gnugo_level}",
-                  result=f"B+{how}" if how else None)  # game 0: the network is black, GNU Go resigned or forfeited
-    return _match_metrics("gnugo", MatchResult.from_outcomes("zero", f"gnugo-{config.gnugo_level}", out.outcomes))
+    write_sample(out_dir / f"sample_{name}.sgf", config, out, iteration, label,
+                 result=f"B+{how}" if how else None)  # game 0: the network is black, the engine resigned or forfeited
+    return _match_metrics(name, MatchResult.from_outcomes("zero", short, out.outcomes))
 
 
 def summary(row: dict, config: ZeroConfig) -> str:
@@ -145,11 +172,14 @@ def summary(row: dict, config: ZeroConfig) -> str:
             return None
         return f"{label} {row[f'win_{name}']:.0%} [{row[f'win_{name}_low']:.0%}, {row[f'win_{name}_high']:.0%}]"
 
-    gnugo = part("gnugo", f"vs GNU Go({config.gnugo_level})")
-    if gnugo and np.isfinite(row["elo_gnugo"]):  # the external reference: its Elo too
-        gnugo += f" Elo {row['elo_gnugo']:+.0f}"
+    external = []
+    for name, label in (("gnugo", f"GNU Go({config.gnugo_level})"), ("katago", f"KataGo({config.katago_visits})")):
+        text = part(name, f"vs {label}")
+        if text and np.isfinite(row[f"elo_{name}"]):  # an external reference: its Elo too
+            text += f" Elo {row[f'elo_{name}']:+.0f}"
+        external.append(text)
     parts = [part("random", "vs random"), part("mcts", f"vs MCTS({config.baseline_simulations})"),
-             part("best", "vs best"), gnugo]
+             part("best", "vs best"), *external]
     for n in config.extra_sizes:
         parts += [part(f"random_{n}x{n}", f"{n}x{n} vs random"),
                   part(f"mcts_{n}x{n}", f"{n}x{n} vs MCTS({config.baseline_simulations})")]

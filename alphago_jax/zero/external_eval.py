@@ -45,7 +45,7 @@ import numpy as np
 from alphago_jax.games import grid
 from alphago_jax.games.base import BLACK, WHITE
 from alphago_jax.games.history import WithHistory
-from alphago_jax.gtp_client import GTPClient, GTPError, find_gnugo, gnugo_player_args
+from alphago_jax.gtp_client import GTPClient, GTPError, find_gnugo, gnugo_player_args, is_gnugo
 from alphago_jax.zero.selfplay import Mover
 
 ENDINGS = ("score", "move limit", "resignation", "illegal move")
@@ -149,8 +149,10 @@ class GnuGoMatch:
         self._advance = jax.jit(advance)
         self._final = jax.jit(final)
 
-    def __call__(self, params, key, *, games: int, level: int, gnugo: str | None = None) -> GnuGoOutput:
-        """Play ``games`` games (even; half with each colour) against GNU Go at ``level``.
+    def __call__(self, params, key, *, games: int, level: int, gnugo: str | None = None,
+                 command: list[str] | None = None) -> GnuGoOutput:
+        """Play ``games`` games (even; half with each colour) against GNU Go at ``level``, or
+        against another GTP engine (``command``: its command line, e.g. ``KataGo.command()``).
 
         Args:
           params: the mover's parameters (the network's variables).
@@ -158,6 +160,7 @@ class GnuGoMatch:
           games: G, an even number >= 2.
           level: GNU Go's ``--level`` (0 is the weakest and fastest; 10, its default, the strongest).
           gnugo: the GNU Go binary (default ``find_gnugo()``).
+          command: another engine's command line; ``level`` is then only the output's label.
 
         Raises:
           GTPError: naming the game and move: GNU Go is missing, cannot start, dies, refuses a
@@ -166,9 +169,11 @@ class GnuGoMatch:
         """
         if not isinstance(games, (int, np.integer)) or games < 2 or games % 2:
             raise ValueError(f"games must be an even number >= 2, got {games!r}")
-        binary = gnugo or find_gnugo()
-        if binary is None:
-            raise GTPError("GNU Go is not installed (apt-get install -y gnugo)")
+        if command is None:
+            binary = gnugo or find_gnugo()
+            if binary is None:
+                raise GTPError("GNU Go is not installed (apt-get install -y gnugo)")
+            command = [binary, *gnugo_player_args(level, self.size, self.komi)]
         params = _on_one_device(params)
         key = _on_one_device(key) if isinstance(key, jax.Array) else jnp.asarray(key, jnp.uint32)
         k_seed, k_moves = jax.random.split(key)
@@ -177,7 +182,7 @@ class GnuGoMatch:
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=games // 2, thread_name_prefix="gnugo")
         try:
             for i in range(games):
-                engines.append(_start(binary, level, self.size, self.komi, int(seeds[i]), i))
+                engines.append(_start(command, self.size, self.komi, int(seeds[i]), i))
             return self._play(params, k_moves, engines, pool, level)
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
@@ -240,17 +245,18 @@ def _two_passes(actions: np.ndarray, pass_action: int) -> bool:
     return len(actions) >= 2 and actions[-1] == pass_action and actions[-2] == pass_action
 
 
-def _start(binary: str, level: int, size: int, komi: float, seed: int, i: int) -> GTPClient:
-    """GNU Go for game ``i``, on an empty ``size`` x ``size`` board with ``komi``, seeded."""
+def _start(command: list[str], size: int, komi: float, seed: int, i: int) -> GTPClient:
+    """The engine of game ``i`` (GNU Go seeded), on an empty ``size`` x ``size`` board with ``komi``."""
     try:
-        engine = GTPClient([binary, *gnugo_player_args(level, size, komi)], timeout=ENGINE_TIMEOUT)
+        engine = GTPClient(command, timeout=ENGINE_TIMEOUT)
     except GTPError as e:
-        raise GTPError(f"GNU Go for game {i + 1}: {e}") from None
+        raise GTPError(f"the engine of game {i + 1}: {e}") from None
+    seeded = [f"set_random_seed {seed}"] if is_gnugo(command) else []  # other engines may not know it
     try:
-        engine.send_many([f"boardsize {size}", "clear_board", f"komi {komi:g}", f"set_random_seed {seed}"])
+        engine.send_many([f"boardsize {size}", "clear_board", f"komi {komi:g}", *seeded])
     except GTPError as e:
         engine.close()
-        raise GTPError(f"GNU Go ({binary}) for game {i + 1} did not start a {size}x{size} game: {e}") from None
+        raise GTPError(f"{command[0]} for game {i + 1} did not start a {size}x{size} game: {e}") from None
     return engine
 
 

@@ -34,7 +34,8 @@ from alphago_jax.train.checkpoint import Checkpointer, CheckpointError
 from alphago_jax.train.metrics import RunLogger, read_metrics
 from alphago_jax.train.timing import Clock, PhaseTimer, TimeBudget, WallClock, plan_end
 from alphago_jax.zero.config import KIND, ZeroConfig, config_differences, saved_config
-from alphago_jax.zero.evaluate import EVAL_PARTS, MATCHES, evaluate_phase, gnugo_binary, matches_at, summary
+from alphago_jax.zero.evaluate import (EVAL_PARTS, MATCHES, evaluate_phase, gnugo_binary, matches_at, summary,
+                                      with_katago)
 from alphago_jax.zero.programs import Programs, RunState, SizeGames, build, replicated, to_host, train_iteration
 from alphago_jax.zero.runs import init_network, network_chain, plot_run
 from alphago_jax.zero.selfplay import STAT_NAMES
@@ -288,6 +289,7 @@ def _open(config: ZeroConfig, out_dir, *, resume: bool, progress: bool, callback
     bar = tqdm(total=config.iterations, initial=min(start, config.iterations), desc="AlphaGo Zero",
                unit="it", disable=not (progress and lead), dynamic_ncols=True)
     say = log or (lambda text: tqdm.write(text) if lead else None)
+    config = with_katago(config, say)
     budget = TimeBudget(None if time_limit is None else max(0.0, float(time_limit)), started)
     session = _Session(config=config, out=out, programs=programs, ckpt=ckpt, clock=clock,
                        timer=PhaseTimer(clock, say=say), budget=budget, stop=stop, say=say, bar=bar,

@@ -19,8 +19,8 @@ from alphago_jax.zero.config import KIND, ZeroConfig, saved_config
 
 PLOT_PANELS = (
     ("loss", "policy_loss", "value_loss", "ownership_loss"),
-    ("win_random", "win_mcts", "win_best", "win_gnugo"),
-    ("elo_random", "elo_mcts", "best_elo", "elo_gnugo"),
+    ("win_random", "win_mcts", "win_best", "win_gnugo", "win_katago"),
+    ("elo_random", "elo_mcts", "best_elo", "elo_gnugo", "elo_katago"),
 )
 """The panels of ``metrics.png`` (columns of ``metrics.csv``)."""
 

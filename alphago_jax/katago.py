@@ -1,6 +1,6 @@
 """KataGo, a far stronger GTP engine than GNU Go, installed from PyPI: an opponent and a teacher.
 
-    alphago-jax katago install                      # once: ~150 MB into the cache, ~1 min
+    alphago-jax katago install                      # once: 164 MB into the cache, under a minute
     alphago-jax arena default katago:visits=1,size=9 --size 9 --games 100
     alphago-jax tactics default katago:visits=1,size=9
 
@@ -15,7 +15,7 @@ wheel (``katrain/KataGo/katago``, ``katrain/models/``). ``install`` downloads th
   ``pocl-opencl-icd``, where its own tuner crashes (pocl 3.1, in the ``transformerRMSNorm``
   stage, minutes in). The file is in the tuner's format (``opencltuner.cpp``: ``VERSION=13``
   then 21 lines) with ``DEFAULTS=1`` on each kernel's line, a key that sets no parameter, so
-  every kernel keeps its reference parameters: KataGo then starts in about 20 s with no tuning.
+  every kernel keeps its reference parameters: KataGo then answers its first move within 6 to 10 s.
 
 ``KataGo.command(visits, board_size)`` is its command line at a number of visits per move
 (``-override-config``); the registry's ``katago:visits=N,size=N`` player runs it, one engine per
@@ -182,7 +182,7 @@ def install(root: str | os.PathLike | None = None, wheel: str | os.PathLike | No
     Args:
       wheel: a katrain wheel already downloaded; default: ``pip download`` it (into a temporary
         directory, removed after).
-      check: start the engine once and ask its version (about 20 s: its OpenCL kernels compile).
+      check: start the engine once and ask its name and version (a few seconds).
       log: where the steps are reported.
 
     Raises:
@@ -203,7 +203,7 @@ def install(root: str | os.PathLike | None = None, wheel: str | os.PathLike | No
     katago.tuning.write_text(tuning_text())
     katago.config.write_text(CONFIG.format(root=katago.root, tuning=katago.tuning))
     if check:
-        log("starting it once (its OpenCL kernels compile, about 20 s) ...")
+        log("starting it once ...")
         with GTPClient(katago.command(board_size=9), timeout=300) as engine:
             log(f"{engine.send('name')} {engine.send('version')} answers")
     return katago

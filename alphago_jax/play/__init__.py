@@ -6,6 +6,7 @@
 - ``position``: a game in progress; ``analysis``: search statistics in the GTP analysis forms;
 - ``gtp`` (the protocol, the serve loop) and ``gtp_commands`` (``GTPEngine``): ``alphago-jax gtp``;
 - ``arena``: matches (``alphago-jax arena``); ``terminal`` (``alphago-jax play``) and ``notebook``;
+- ``tactics``: a 9x9 tactical suite and a player's score on it (``alphago-jax tactics``);
 - ``commands``: those subcommands for ``alphago_jax.cli``.
 
 Layer: above ``train`` and both training pipelines, below ``cli``. The names of ``__all__`` are
@@ -28,6 +29,7 @@ _EXPORTS = {
     "gtp_commands": ("GTPEngine",),
     "terminal": ("play_terminal",),
     "notebook": ("NotebookGame",),
+    "tactics": ("Problem", "load_suite", "solve", "report"),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 

@@ -1,4 +1,4 @@
-"""The command-line subcommands of play: ``gtp``, ``arena`` and ``play``.
+"""The command-line subcommands of play: ``gtp``, ``arena``, ``play`` and ``tactics``.
 
 ``add_commands(subparsers)`` adds them to the ``alphago-jax`` parser; each sets
 ``run=handler``, a function ``args -> exit status``. Heavy imports wait inside the handlers,
@@ -19,10 +19,13 @@ DEFAULT_PLAYER = "default"
 on other sizes."""
 
 DEFAULT_OPENINGS = 2  # arena.DEFAULT_OPENINGS, written here so that parsing the command line imports no JAX
+TACTICS_CATEGORIES = ("capture-to-save", "capturing-race", "ladder", "snapback", "net", "throw-in", "connect",
+                      "life-and-death", "cleanup")  # tactics.CATEGORIES, likewise
 
 PLAYER_HELP = ("a player: default (the shipped 9x9 network; pure MCTS on other sizes), random, "
                "mcts[:sims=N,nodes=N,c_puct=X,seed=N], net[:net=SOURCE,sims=N,...], checkpoint:PATH[,sims=N], "
                "policy[:net=SOURCE], alphago[:dir=DIR,sims=N,lam=X], grave[:playouts=N], mcps[:playouts=N], "
+               "gnugo[:level=N], katago[:visits=N,size=N] (after alphago-jax katago install), "
                "gtp:COMMAND LINE (an external engine, or just its path and arguments)")
 
 
@@ -116,6 +119,45 @@ def run_play(args) -> int:
     return 0
 
 
+def run_tactics(args) -> int:
+    """``alphago-jax tactics``: the 9x9 tactical suite (``play.tactics``) for each player, the
+    table of solved positions per category printed with the players side by side."""
+    from alphago_jax.play import tactics
+
+    problems = tactics.select(tactics.load_suite(args.suite), args.category)
+    if args.sgf:
+        paths = tactics.write_sgfs(problems, args.sgf)
+        print(f"wrote {len(paths)} SGF files to {args.sgf}", file=sys.stderr)
+    columns = {}
+    for i, spec in enumerate(args.players or [DEFAULT_PLAYER]):
+        print(f"tactics: {spec} on {len(problems)} positions", file=sys.stderr)
+        with _player(spec) as player:
+            columns[spec if spec not in columns else f"{spec} #{i + 1}"] = tactics.solve(player, problems, args.time)
+    print(tactics.report(columns), end="")
+    return 0
+
+
+def _add_tactics(subparsers) -> None:
+    tactics = subparsers.add_parser(
+        "tactics", help="score players on a suite of 9x9 tactical positions, per category",
+        description="Ask each player for its move in every position of a 9x9 tactical suite (captures, races, "
+                    "ladders, snapbacks, nets, throw-ins, connections, life and death, cleanup of dead stones) "
+                    "and print the positions solved per category, players side by side, then each player's "
+                    "failed positions with the move played.")
+    tactics.add_argument("players", nargs="*", metavar="PLAYER",
+                         help=f"{PLAYER_HELP} (default {DEFAULT_PLAYER}); several give columns")
+    tactics.add_argument("--time", type=float, default=None, metavar="SECONDS",
+                         help="seconds per move of the internal players (default: their own fixed effort)")
+    tactics.add_argument("--suite", default=None, metavar="FILE",
+                         help="a suite file in the shipped format (default alphago_jax/data/tactics_9x9.toml)")
+    tactics.add_argument("--category", action="extend", nargs="+", default=[], metavar="NAME",
+                         choices=TACTICS_CATEGORIES, help=f"only these categories: {', '.join(TACTICS_CATEGORIES)}")
+    tactics.add_argument("--sgf", default=None, metavar="DIR",
+                         help="also write each position to DIR as SGF (stones, player to move, right moves in "
+                              "the comment and marked with triangles)")
+    tactics.set_defaults(run=run_tactics)
+
+
 def _game_options(p: argparse.ArgumentParser, size: int) -> None:
     p.add_argument("--size", type=int, default=size, help=f"board size, 2 to 19 (default {size})")
     p.add_argument("--komi", type=float, default=7.5, help="points given to white (default 7.5)")
@@ -125,7 +167,7 @@ def _game_options(p: argparse.ArgumentParser, size: int) -> None:
 
 
 def add_commands(subparsers) -> None:
-    """Add ``gtp``, ``arena`` and ``play`` to an ``argparse`` subparsers object."""
+    """Add ``gtp``, ``arena``, ``play`` and ``tactics`` to an ``argparse`` subparsers object."""
     gtp = subparsers.add_parser(
         "gtp", help="run a GTP v2 engine on stdin/stdout (for Sabaki, GoGui, match runners)",
         description="A GTP v2 engine on stdin/stdout, with live analysis in Leela Zero's lz-analyze and KataGo's "
@@ -176,3 +218,4 @@ def add_commands(subparsers) -> None:
                       help="the engine resigns below this estimated win rate, 0 never (default 0.05)")
     play.add_argument("--sgf", default=None, metavar="PATH", help="save the game to this SGF file")
     play.set_defaults(run=run_play)
+    _add_tactics(subparsers)

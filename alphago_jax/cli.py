@@ -272,8 +272,10 @@ def build_parser() -> argparse.ArgumentParser:
     warm = sub.add_parser(
         "warm-start", help="AlphaGo Zero's network by supervised learning on game records, for train --init",
         description="Fit the dual network of a preset (and --set sizes) to SGF game records: the policy to "
-                    "each recorded move, the value to the result. Writes OUT/network.msgpack; start a run "
-                    "from it with `alphago-jax train --init OUT` and the same sizes.")
+                    "each recorded move, the value to the result; or, where a teacher's arrays lie beside the "
+                    "records (experiments/katago_teacher.py), to the teacher's policy, value, ownership and score. "
+                    "Writes OUT/network.msgpack; start a run from it with `alphago-jax train --init OUT` and the "
+                    "same sizes.")
     warm.add_argument("--records", required=True,
                       help="SGF records: a folder (searched recursively), an .sgf file or an archive; a folder "
                            "with a teacher's .npz beside each record (experiments/katago_teacher.py) trains on "

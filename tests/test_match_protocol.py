@@ -142,7 +142,7 @@ def test_gnugo_is_started_on_the_project_rules(gnugo_path, monkeypatch, tmp_path
             pass
     from alphago_jax.zero import external_eval
 
-    external_eval._start(gnugo_path, 1, 5, 7.5, 0, 0).close()
+    external_eval._start(external_eval.gnugo_command(gnugo_path, 1, 5, 7.5), 5, 7.5, 0, 0).close()
     arena.Referee(gnugo_path).count(5, 7.5, [(BLACK, 12)])
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "experiments"))
     import make_gnugo_dataset

@@ -173,7 +173,7 @@ class GnuGoMatch:
             binary = gnugo or find_gnugo()
             if binary is None:
                 raise GTPError("GNU Go is not installed (apt-get install -y gnugo)")
-            command = [binary, *gnugo_player_args(level, self.size, self.komi)]
+            command = gnugo_command(binary, level, self.size, self.komi)
         params = _on_one_device(params)
         key = _on_one_device(key) if isinstance(key, jax.Array) else jnp.asarray(key, jnp.uint32)
         k_seed, k_moves = jax.random.split(key)
@@ -243,6 +243,11 @@ class GnuGoMatch:
 
 def _two_passes(actions: np.ndarray, pass_action: int) -> bool:
     return len(actions) >= 2 and actions[-1] == pass_action and actions[-2] == pass_action
+
+
+def gnugo_command(binary: str, level: int, size: int, komi: float) -> list[str]:
+    """GNU Go's command line as a match's opponent: the project's rules, ``level``, the board."""
+    return [binary, *gnugo_player_args(level, size, komi)]
 
 
 def _start(command: list[str], size: int, komi: float, seed: int, i: int) -> GTPClient:

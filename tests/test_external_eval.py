@@ -168,18 +168,21 @@ def test_dead_engines_give_clear_errors_and_are_closed(game, tmp_path, monkeypat
 
 
 def test_another_engine_plays_by_its_command_line_unseeded(game, tmp_path):
-    """An engine that is not GNU Go (here one that refuses ``set_random_seed``, as KataGo may,
-    and always passes) plays the match from its command line."""
+    """An engine that is not GNU Go (here one that, as KataGo, knows neither ``set_random_seed``
+    nor ``kgs-genmove_cleanup``, and always passes) plays the match from its command line: plain
+    ``genmove`` in the cleanup phase too."""
     log = tmp_path / "heard"
     engine = fake_engine(tmp_path, "passer", f'while read line; do echo "$line" >> {log}; case "$line" in '
-                                             "set_random_seed*) printf '? unknown command\\n\\n';; "
-                                             "*genmove*) printf '= pass\\n\\n';; quit) exit 0;; "
+                                             "set_random_seed*|kgs-*) printf '? unknown command\\n\\n';; "
+                                             "list_commands) printf '= genmove\\nplay\\nquit\\n\\n';; "
+                                             "genmove*) printf '= pass\\n\\n';; quit) exit 0;; "
                                              "*) printf '= \\n\\n';; esac; done\n")
     play = external_eval.GnuGoMatch(game, passing_mover(game, PASS_FROM))
     out = play(None, jax.random.PRNGKey(1), games=2, level=1, command=[engine])
-    assert out.level == 1 and set(out.endings) == {"score"}
+    assert out.level == 1 and set(out.endings) == {"score"} and out.cleanup.all()
     heard = log.read_text()
     assert "set_random_seed" not in heard and "genmove" in heard and "boardsize 5" in heard
+    assert "kgs-genmove_cleanup" not in heard
     # The passer loses nothing it did not have: the network's stones stand, so it wins every game.
     np.testing.assert_array_equal(out.outcomes, [1.0, 1.0])
 

@@ -122,6 +122,7 @@ def test_the_main_job_evaluates_against_katago(tmp_path):
     result = zero.train(config, tmp_path, progress=False, log=said.append)
     with open(result.metrics, newline="") as f:
         rows = list(csv.DictReader(f))
+    assert all(r["win_katago"] for r in rows), "\n".join(said)  # a failed match is said, and its cells left empty
     assert all(float(r["win_katago"]) in (0.0, 0.5, 1.0) for r in rows), rows
     assert sum("vs KataGo(1)" in line for line in said) == 2, said
     assert sgf.load(tmp_path / "sample_katago.sgf").white_name == "KataGo, 1 visit"

@@ -20,7 +20,9 @@ How the G games are played (the arena's rules, ``play.arena``, on the training j
 - when both players pass in a row for the first time, the game is reopened (``Go.resume``) for a
   cleanup phase in which GNU Go answers ``kgs-genmove_cleanup``: it captures the stones it
   considers dead rather than passing, so that they do not count as its own under area scoring;
-  the network keeps playing its usual moves; the next two passes in a row end the game;
+  an engine without that command (KataGo) answers a plain ``genmove``, as its own area scoring
+  already has it capture what it needs to; the network keeps playing its usual moves; the next
+  two passes in a row end the game;
 - a game also ends at the rules' move limit (``max_moves``) or when GNU Go resigns;
 - a game ended by passes or the move limit is scored by the JAX rules (Tromp-Taylor area with
   komi), never by GNU Go's count.
@@ -36,6 +38,7 @@ Layer: ``train``; uses ``games``, the package's GTP client (``alphago_jax.gtp_cl
 from __future__ import annotations
 
 import concurrent.futures
+import pathlib
 from typing import NamedTuple
 
 import jax
@@ -179,17 +182,21 @@ class GnuGoMatch:
         k_seed, k_moves = jax.random.split(key)
         seeds = np.asarray(jax.random.randint(k_seed, (games,), 0, 1 << 30))
         engines: list[GTPClient] = []
+        name = "GNU Go" if is_gnugo(command) else pathlib.Path(command[0]).name  # in errors
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=games // 2, thread_name_prefix="gnugo")
         try:
             for i in range(games):
                 engines.append(_start(command, self.size, self.komi, int(seeds[i]), i))
-            return self._play(params, k_moves, engines, pool, level)
+            knows = engines[0].send("list_commands").split()
+            cleanup = "kgs-genmove_cleanup" if "kgs-genmove_cleanup" in knows else "genmove"
+            return self._play(params, k_moves, engines, pool, level, cleanup, name)
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
             for engine in engines:  # a dead or busy engine is killed by close()
                 engine.close()
 
-    def _play(self, params, key, engines: list[GTPClient], pool, level: int) -> GnuGoOutput:
+    def _play(self, params, key, engines: list[GTPClient], pool, level: int, cleanup: str,
+              name: str) -> GnuGoOutput:
         g, n, size = len(engines), self.size * self.size, self.size
         net_black = np.arange(g) % 2 == 0  # game 2p: the network is black
         state = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (g,) + x.shape), self.game.init())
@@ -207,8 +214,8 @@ class GnuGoMatch:
             cleaning = np.asarray(cleaned)
             asked = {}
             for i in np.flatnonzero(~network & ~over):
-                command = f"kgs-genmove_cleanup {letter}" if cleaning[i] else f"genmove {letter}"
-                asked[i] = pool.submit(_ask, engines[i], told[i] + [command], i, t)
+                command = f"{cleanup} {letter}" if cleaning[i] else f"genmove {letter}"
+                asked[i] = pool.submit(_ask, engines[i], told[i] + [command], name, i, t)
                 told[i] = []
             # While GNU Go thinks: the network's moves in its G / 2 games, one batched call.
             net_actions = np.asarray(self._moves(params, state, jnp.int32(t % 2), jax.random.fold_in(key, t)))
@@ -222,7 +229,8 @@ class GnuGoMatch:
                 try:
                     actions[i] = grid.from_vertex(reply, size)
                 except ValueError:
-                    raise GTPError(f"GNU Go (game {i + 1}, move {t + 1}) answered {reply!r}, not a move") from None
+                    raise GTPError(f"{name} (game {i + 1}, move {t + 1}) answered {reply!r}, "
+                                   "not a move") from None
             live = ~over
             for i in np.flatnonzero(network & live):
                 told[i].append(f"play {letter} {grid.to_vertex(int(actions[i]), size)}")
@@ -265,12 +273,12 @@ def _start(command: list[str], size: int, komi: float, seed: int, i: int) -> GTP
     return engine
 
 
-def _ask(engine: GTPClient, commands: list[str], i: int, t: int) -> str:
+def _ask(engine: GTPClient, commands: list[str], name: str, i: int, t: int) -> str:
     """The reply to the last of ``commands`` (the network's moves, then a genmove), lower case."""
     try:
         return engine.send_many(commands)[-1].strip().lower()
     except GTPError as e:
-        raise GTPError(f"GNU Go (game {i + 1}, move {t + 1}): {e}") from None
+        raise GTPError(f"{name} (game {i + 1}, move {t + 1}): {e}") from None
 
 
 __all__ = ["ENDINGS", "GnuGoMatch", "GnuGoOutput"]

@@ -115,15 +115,25 @@ def _warm_start(args) -> int:
     # A teacher's value is an estimate of each position, not one game's result: full weight.
     weights = (dict(value_weight=1.0, ownership_weight=config.ownership_weight, score_weight=config.score_weight)
                if teacher else {})
-    optimizer = OptimizerConfig(kind="adamw", learning_rate=args.learning_rate, weight_decay=1e-4)
-    result = warm_start.train_supervised(data, config.net, steps=args.steps, batch=args.batch, seed=config.seed,
-                                         optimizer=optimizer, init=init.variables if init else None,
-                                         progress=not args.no_progress, **weights)
+    if args.heads_only:
+        if not (teacher and init):
+            raise ValueError("--heads-only fits the heads of an --init network to a teacher's records "
+                             "(a folder written by experiments/katago_teacher.py)")
+        result = warm_start.fit_heads(data, config.net, init.variables, steps=args.steps, batch=args.batch,
+                                      learning_rate=args.learning_rate, ownership_weight=config.ownership_weight,
+                                      score_weight=config.score_weight, seed=config.seed,
+                                      progress=not args.no_progress)
+    else:
+        optimizer = OptimizerConfig(kind="adamw", learning_rate=args.learning_rate, weight_decay=1e-4)
+        result = warm_start.train_supervised(data, config.net, steps=args.steps, batch=args.batch, seed=config.seed,
+                                             optimizer=optimizer, init=init.variables if init else None,
+                                             progress=not args.no_progress, **weights)
     net = config.net
     step = {"step": "alphago-jax warm-start", "command": " ".join(["alphago-jax"] + sys.argv[1:]),
             "records": str(args.records), "teacher": teacher, "games": data.games,
             "positions": int(data.examples.value.shape[0]), "train_steps": args.steps, "batch": args.batch,
-            "learning_rate": args.learning_rate, "held_out": result.held_out, "wall_s": round(time.perf_counter() - t0, 1)}
+            "learning_rate": args.learning_rate, "heads_only": bool(args.heads_only), "held_out": result.held_out,
+            "wall_s": round(time.perf_counter() - t0, 1)}
     out = pathlib.Path(args.out)
     chain = (zero.network_chain(init) if init else []) + [step]
     path = save_network(out / zero.WARM_START_FILE, result.state.variables, **network_config(net),
@@ -131,6 +141,12 @@ def _warm_start(args) -> int:
                         info={"chain": chain, "config": config.to_dict()})
     load_network(path)  # read back: the file is usable
     held = result.held_out
+    if args.heads_only:
+        print(f"{path}: held-out ownership MSE {held.get('ownership_loss', float('nan')):.3f}, the teacher's "
+              f"side of its sure points (|ownership| > 0.5) {held.get('ownership_agreement', float('nan')):.1%}, "
+              f"score error {held.get('score_error', float('nan')):.1f} points over {held.get('positions', 0):,} "
+              "positions; moves and values as --init's")
+        return 0
     print(f"{path}: held-out top-1 {held.get('policy_accuracy', float('nan')):.1%}, value MSE "
           f"{held.get('value_loss', float('nan')):.3f} over {held.get('positions', 0):,} positions; "
           f"start a run from it with: alphago-jax train --init {out} (same --preset and --set)")
@@ -291,6 +307,10 @@ def build_parser() -> argparse.ArgumentParser:
     warm.add_argument("--batch", type=int, default=256, help="positions per step (default 256)")
     warm.add_argument("--learning-rate", type=float, default=1e-3,
                       help="AdamW's learning rate (default 1e-3; lower to fine-tune an --init network)")
+    warm.add_argument("--heads-only", action="store_true",
+                      help="with a teacher's records and --init: fit only the ownership and score heads (--set "
+                           "ownership_weight=, score_weight= turn them on), the rest of the network fixed, so "
+                           "its moves and values stay --init's (--learning-rate: Adam's, e.g. 1e-2)")
     warm.add_argument("--no-progress", action="store_true", help="no progress bar")
     warm.set_defaults(run=_warm_start)
 

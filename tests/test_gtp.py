@@ -444,6 +444,53 @@ def test_kata_analyze_arguments(heads_engine, capsys):
     capsys.readouterr()
 
 
+@pytest.fixture(scope="session")
+def black_owns_engine():
+    """A 5x5 network player (8 simulations) whose made-up network wants to pass (all prior on
+    pass, value 0) and whose ownership head gives every point to black (input plane 16: black to
+    move), so that every white stone is dead."""
+    import jax.numpy as jnp
+
+    from alphago_jax import features, nets
+    from alphago_jax.play.players import Network
+    from alphago_jax.play.search_player import network_player
+
+    def apply(variables, planes):
+        b, n = planes.shape[0], planes.shape[1] * planes.shape[2]
+        return jnp.zeros((b, n + 1)).at[:, n].set(20.0) + variables, jnp.zeros((b,))
+
+    def aux(variables, planes):
+        logits, value = apply(variables, planes)
+        black = 2.0 * planes[..., 16].reshape(planes.shape[0], -1) - 1.0  # +1 for black to move, -1 for white
+        return nets.DualOutput(logits, value, black, None)
+
+    network = Network(apply=apply, planes=features.zero_planes, variables=lambda size: jnp.float32(0.0), history=8,
+                      name="black-owns", aux=aux)
+    return GTPEngine(network_player(network, 8), size=5)
+
+
+def test_dead_stones_from_the_ownership_head(black_owns_engine):
+    """final_status_list and final_score take off the stones the ownership head calls dead;
+    kgs-genmove_cleanup captures the opponent's before it passes, genmove passes at once."""
+    e = black_owns_engine
+    for command in ("boardsize 5", "clear_board", "komi 0.5", "play b C3", "play w A1", "play b D4", "play w E5"):
+        assert e.handle(command) == "="
+    assert e.player.can_cleanup and e.player.ownership().tolist() == [1.0] * 25
+    assert sorted(e.handle("final_status_list dead")[2:].split()) == ["A1", "E5"]
+    assert sorted(e.handle("final_status_list alive")[2:].split()) == ["C3", "D4"]
+    assert e.handle("final_status_list seki") == "="
+    assert e.handle("final_score") == "= B+24.5"  # the whole board black's once A1 and E5 are off
+    assert e.handle("reg_genmove b") == "= pass"
+    liberties = {"A2", "B1", "D5", "E4"}
+    captured = []
+    while (reply := e.handle("kgs-genmove_cleanup b")) != "= pass":
+        assert reply[2:] in liberties - set(captured), reply
+        captured.append(reply[2:])
+        assert e.handle("play w pass") == "="
+    assert sorted(captured) == sorted(liberties) and e.handle("final_status_list dead") == "="
+    assert e.handle("kgs-genmove_cleanup w") == "= pass"  # to white, black's stones are alive: nothing to capture
+
+
 def test_kata_analyze_without_heads(mcts_engine, random_engine, capsys):
     e = mcts_engine
     e.handle("clear_board")

@@ -9,6 +9,9 @@ fits the records' moves better than chance after a few steps.
 
 from __future__ import annotations
 
+import dataclasses
+
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -108,3 +111,61 @@ def test_legal_moves_only(tmp_path):
     data = warm_start.record_examples(sorted(tmp_path.glob("*.sgf")), size=SIZE)
     assert data.games == 1 and data.skipped == 1 and "at move 3" in data.reasons[0]
     assert jnp.asarray(data.examples.value).shape == (3,)
+
+
+def with_teacher(folder, actions) -> None:
+    """A teacher's arrays beside each ``game-i.sgf`` (as ``experiments/katago_teacher.py`` writes
+    them), with targets a network can read off the board: the ownership of each point is its
+    stone for the player to move (+1 theirs, -1 the opponent's, 0 empty), the score their count."""
+    game = games.make("go", size=SIZE, komi=0.5)
+    for i, moves in enumerate(actions):
+        state, own = game.init(), []
+        for a in moves:
+            own.append(np.asarray(state.board, np.float32) * int(state.to_play))
+            state = game.step(state, a)
+        own = np.stack(own)
+        policy = np.full((len(moves), SIZE * SIZE + 1), 1.0 / (SIZE * SIZE + 1), np.float16)
+        np.savez(folder / f"game-{i}.npz", policy=policy, value=np.zeros(len(moves), np.float32),
+                 score=own.sum(-1), ownership=own.astype(np.float16))
+
+
+def test_fitting_only_the_heads_keeps_moves_and_values(records, tmp_path):
+    from alphago_jax import cli, zero
+    from alphago_jax.nets.saved import load_network, save_network
+
+    folder, actions, _ = records
+    with_teacher(folder, actions)
+    data = warm_start.teacher_examples(folder, size=SIZE, komi=0.5)
+    config = zero.with_overrides(zero.PRESETS["tiny"], {"ownership_weight": "1", "score_weight": "0.1"})
+    plain = jax.jit(nets.init_variables, static_argnums=(0, 2))(
+        dataclasses.replace(config.net, ownership=False, score=False), jax.random.PRNGKey(1), SIZE)
+    source = save_network(tmp_path / "plain.msgpack", plain, blocks=config.blocks, filters=config.filters,
+                          value_hidden=config.value_hidden, board_size=SIZE, komi=0.5)
+    init = zero.init_network(str(source), config)  # the heads it lacks start fresh
+    result = warm_start.fit_heads(data, config.net, init.variables, steps=80, batch=32, learning_rate=3e-2,
+                                  held_out=0.0, progress=False)
+    assert result.metrics["ownership_loss"][-10:].mean() < 0.8 * result.metrics["ownership_loss"][:10].mean()
+    before = warm_start.evaluate_heads(config.net, init.variables, data.examples)
+    after = warm_start.evaluate_heads(config.net, result.state.variables, data.examples)
+    assert after["ownership_loss"] < before["ownership_loss"] and after["ownership_agreement"] > 0.8, (before, after)
+    fitted = result.state.variables
+    for name in ("params", "batch_stats"):  # everything but the two heads, bit for bit
+        kept = {k: v for k, v in fitted[name].items() if k not in warm_start.AUX_HEADS}
+        chex.assert_trees_all_equal(kept, plain[name])
+    x = jnp.asarray(data.examples.planes[:16])
+    moves_values = jax.jit(nets.policy_value_apply(config.net))
+    chex.assert_trees_all_equal(moves_values(fitted, x), moves_values(init.variables, x))
+
+    bare = dataclasses.replace(config.net, ownership=False, score=False)
+    with pytest.raises(ValueError, match="none of the heads"):
+        warm_start.fit_heads(data, bare, plain, steps=1, progress=False)
+
+    # The command: a network file with both heads, read back with them; no teacher, a clear error.
+    out = tmp_path / "heads"
+    argv = ["warm-start", "--records", str(folder), "--out", str(out), "--init", str(source), "--preset", "tiny",
+            "--set", "ownership_weight=1", "--set", "score_weight=0.1", "--heads-only", "--steps", "5",
+            "--batch", "8", "--no-progress"]
+    assert cli.main(argv) == 0
+    saved = load_network(out / zero.WARM_START_FILE)
+    assert saved.net.ownership and saved.net.score and saved.info["chain"][-1]["heads_only"]
+    assert cli.main(argv[:1] + ["--records", str(tmp_path / "none")] + argv[3:]) == 2

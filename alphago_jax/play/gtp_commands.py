@@ -27,6 +27,7 @@ from alphago_jax.play.analysis import kata_analyze_line, lz_analyze_line, parse_
 from alphago_jax.play.gtp import (
     Clock, Engine, GTPFailure, Stream, arg_count, colour_arg, int_arg, no_args, quoted, vertex_arg,
 )
+from alphago_jax.play.dead_stones import dead_stones
 from alphago_jax.play.players import RESIGN, Player
 from alphago_jax.play.position import (
     COLOUR_NAMES, IllegalMove, Position, free_handicap_points, handicap_setup, play_game,
@@ -271,16 +272,25 @@ class GTPEngine(Engine):
 
     def _final_score(self, args) -> str:
         no_args(args)
-        return sgf.result_string(self.pos.score())
+        return sgf.result_string(self.pos.score(self._dead()))
+
+    def _dead(self) -> np.ndarray:
+        """bool[N]: the stones the player's ownership head calls dead (``dead_stones``); none
+        without such a head, as Tromp-Taylor scoring counts every stone on the board."""
+        board = self.pos.board
+        ownership = self.player.ownership()
+        return np.zeros(board.shape, bool) if ownership is None else dead_stones(board, ownership, self.pos.size)
 
     def _final_status_list(self, args) -> str:
         arg_count(args, 1, "final_status_list alive|dead|seki")
         status = args[0].lower()
         if status not in ("alive", "dead", "seki"):
             raise GTPFailure(f"syntax error: status must be alive, dead or seki, got {quoted(args[0])}")
-        if status != "alive":
-            return ""  # Tromp-Taylor scoring: no stone is dead, none is in seki
-        return " ".join(grid.to_vertex(int(p), self.pos.size) for p in np.flatnonzero(self.pos.board))
+        if status == "seki":
+            return ""  # area scoring counts a seki's stones as alive, and its shared liberties for no one
+        dead = self._dead()
+        chosen = dead if status == "dead" else (self.pos.board != 0) & ~dead
+        return " ".join(grid.to_vertex(int(p), self.pos.size) for p in np.flatnonzero(chosen))
 
     def _printsgf(self, args) -> str:
         if len(args) > 1:

@@ -85,6 +85,11 @@ class Player(abc.ABC):
         the predicted ownership, and moves' scores, in the current game (a network with those heads)."""
         return False, False
 
+    def ownership(self) -> np.ndarray | None:
+        """float32[N] in [-1, 1]: the predicted final owner of each point of the current
+        position, +1 black (a network's ownership head); None for a player without one."""
+        return None
+
     def new_game(self, size: int, komi: float, setup=None, first_player: int = BLACK, handicap: int = 0) -> None:
         """Start a game on a ``size`` x ``size`` board, from ``setup`` stones (int8[N]) if given.
 
@@ -208,6 +213,9 @@ class BySizePlayer(Player):
     can_restrict_analysis = property(lambda self: self.current.can_restrict_analysis)
     analysis_heads = property(lambda self: self.current.analysis_heads)
 
+    def ownership(self) -> np.ndarray | None:
+        return self.current.ownership()
+
     def new_game(self, size: int, komi: float, setup=None, first_player: int = BLACK, handicap: int = 0) -> None:
         player = self._player(size)
         player.new_game(size, komi, setup, first_player, handicap)
@@ -292,11 +300,12 @@ class LocalPlayer(Player):
 
     def genmove(self, colour: int, seconds: float | None = None, *, commit: bool = True, cleanup: bool = False,
                 resign_below: float = 0.0) -> Decision:
-        del cleanup  # the same move: these players play by area scoring, dead stones count as alive
         pos = self._require_game()
         if pos.at_move_limit:
             return Decision(pos.pass_action)
         decision = self._decide(colour, seconds)
+        if cleanup and decision.action == pos.pass_action:
+            decision = self._clean_up(colour, seconds, decision)
         if decision.winrate is not None and decision.winrate < resign_below:
             return dataclasses.replace(decision, action=RESIGN)
         if commit and decision.action != RESIGN:
@@ -311,6 +320,12 @@ class LocalPlayer(Player):
 
     @abc.abstractmethod
     def _decide(self, colour: int, seconds: float | None) -> Decision: ...
+
+    def _clean_up(self, colour: int, seconds: float | None, passing: Decision) -> Decision:
+        """The move of a cleanup phase where ``_decide`` chose to pass (``passing``): a player
+        with ``can_cleanup`` captures dead stones first; by default it passes (area scoring
+        counts the stones on the board as they stand)."""
+        return passing
 
     def _snapshot(self, colour: int) -> list[MoveInfo]:
         """A one-look analysis: the chosen move, without search."""

@@ -206,14 +206,20 @@ class Position:
             return f"the game is over (move limit of {_go(self.game).max_moves} reached)"
         return sgf._why_illegal(_go(self.game), inner, action)
 
-    def area(self) -> tuple[int, int]:
-        """Tromp-Taylor area (black, white): stones plus empty regions reaching only that colour."""
-        a = np.asarray(self._area(self.state))
+    def area(self, dead: np.ndarray | None = None) -> tuple[int, int]:
+        """Tromp-Taylor area (black, white): stones plus empty regions reaching only that colour;
+        with ``dead`` (bool[N]), of the board with those stones taken off first."""
+        state = self.state
+        if dead is not None and np.any(dead):
+            inner = _inner(state)
+            state = inner.replace(board=jnp.where(jnp.asarray(dead), 0, inner.board).astype(inner.board.dtype))
+        a = np.asarray(self._area(state))
         return int(a[0]), int(a[1])
 
-    def score(self) -> float:
-        """Tromp-Taylor score with komi: black area - white area - komi (> 0: black wins)."""
-        black, white = self.area()
+    def score(self, dead: np.ndarray | None = None) -> float:
+        """Tromp-Taylor score with komi: black area - white area - komi (> 0: black wins);
+        ``dead``: as for ``area``."""
+        black, white = self.area(dead)
         return float(black - white) - float(self.game.komi)
 
     def render(self) -> str:

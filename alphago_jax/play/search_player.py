@@ -22,6 +22,7 @@ import numpy as np
 
 from alphago_jax.games.base import Game
 from alphago_jax.play.analysis import AnalysisOptions, tree_analysis
+from alphago_jax.play.dead_stones import cleanup_points, dead_stones
 from alphago_jax.play.players import Decision, LocalPlayer, Network, batch1
 from alphago_jax.play.position import prepared
 from alphago_jax.search import SearchConfig, TreeSearch, make_search, network_evaluator, rollout_evaluator, search_for
@@ -184,6 +185,45 @@ class SearchPlayer(LocalPlayer):
             self._head_kinds = (getattr(out, "ownership", None) is not None, getattr(out, "score", None) is not None)
         return self._head_kinds
 
+    @property
+    def can_cleanup(self) -> bool:
+        """A network with an ownership head cleans up (``_clean_up``)."""
+        return self.analysis_heads[0] if self.pos is not None else self._heads_network is not None
+
+    def ownership(self) -> np.ndarray | None:
+        """The ownership head's map of the current position, +1 black (``Player.ownership``)."""
+        if not self.analysis_heads[0]:
+            return None
+        colour = self.pos.to_play
+        root = self.search.init(batch1(prepared(self.pos.game, self.pos.state, colour)))
+        own, _ = self._heads_program(self._params, root.states, np.full(HEADS_BATCH, ROOT, np.int32))
+        return np.asarray(own)[0] * colour  # the head speaks for the player to move
+
+    def _clean_up(self, colour, seconds, passing) -> Decision:
+        """Rather than pass, capture the opponent's stones the ownership head calls dead
+        (``dead_stones``): a search restricted to their liberties (``cleanup_points``), the
+        same effort as a move. Passes when there are none, or when the best such move's win
+        rate falls more than ``CLEANUP_TOLERANCE`` below passing's (stones the head misjudges,
+        in seki for one, are left alone)."""
+        own = self.ownership()
+        if own is None:
+            return passing
+        pos = self.pos
+        dead = dead_stones(pos.board, own, pos.size)
+        allowed = np.zeros(pos.num_points + 1, bool)
+        allowed[:-1] = cleanup_points(pos.board, dead, colour, pos.size) & pos.legal_mask(colour)[:-1]
+        if not allowed.any():
+            return passing
+        tree = self.search.init(batch1(prepared(pos.game, pos.state, colour)))
+        tree = _restrict_root(self.search.start(self._params, tree, self._next_key()), allowed)
+        sims = self.config.num_simulations if seconds is None else self.chunk
+        out = self.search.result(self.search.simulate(self._params, tree, self._next_key(), sims), self._next_key())
+        self._reset()  # the restricted tree is not the position's: the next move searches afresh
+        decision = search_decision(out, sims)
+        if passing.winrate is not None and decision.winrate < passing.winrate - CLEANUP_TOLERANCE:
+            return passing
+        return decision
+
     def analyze(self, colour, report, stop, interval=1.0, options=None) -> None:
         """Search in chunks of ``num_simulations``, reporting the root's moves every ``interval``
         seconds (and after the first chunk), until ``stop()``; the tree is kept for the next move.
@@ -253,6 +293,9 @@ class SearchPlayer(LocalPlayer):
         weights = np.asarray([1.0] + [m.visits for m in visited], np.float64)
         report(moves, (weights[:, None] * own).sum(axis=0) / weights.sum())
 
+
+CLEANUP_TOLERANCE = 0.2
+"""How much win rate a cleanup move may cost against passing (``SearchPlayer._clean_up``)."""
 
 HEADS_BATCH = 16
 """Tree nodes per call of a search player's analysis heads: the root and up to 15 moves."""

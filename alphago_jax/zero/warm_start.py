@@ -25,6 +25,7 @@ from typing import Callable, Iterable, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 
 from alphago_jax import features, games, sgf
 from alphago_jax.games.history import WithHistory
@@ -267,6 +268,90 @@ def train_supervised(data: RecordExamples, net, *, steps: int, batch: int = 256,
     return SupervisedResult(state, metrics, evaluate_examples(net, state.variables, test) if test is not None else {})
 
 
+AUX_HEADS = ("ownership_conv", "score_out")
+"""The parameters of ``DualResNet``'s auxiliary heads (ownership, score)."""
+
+
+def fit_heads(data: RecordExamples, net, variables: dict, *, steps: int, batch: int = 256,
+              learning_rate: float = 1e-2, ownership_weight: float = 1.0, score_weight: float = 0.02,
+              held_out: float = 0.05, seed: int = 0, progress: bool = True) -> SupervisedResult:
+    """Fit only the auxiliary heads of ``net`` (``AUX_HEADS`` present in ``variables``) to a
+    teacher's ownership and score (``teacher_examples``); every other parameter and the batch
+    statistics stay as they are, so the network's moves and values do not change.
+
+    The heads read the trunk in inference mode (``train=False``: the batch statistics fixed), so
+    what they learn is what they will see in play. Each step draws ``batch`` positions with a
+    random symmetry; Adam at ``learning_rate`` on the heads' parameters alone.
+
+    Returns: a ``SupervisedResult`` (its ``state.opt_state`` is Adam's over the heads);
+    ``held_out``: ``evaluate_heads`` on the held-out games.
+    """
+    from tqdm.auto import tqdm
+
+    params = variables["params"]
+    heads = {k: v for k, v in params.items() if k in AUX_HEADS}
+    if not heads:
+        raise ValueError(f"the network has none of the heads {AUX_HEADS} to fit (set ownership=true, score=true)")
+    train, test = split_games(data, held_out)
+    if train.ownership is None or train.score is None:
+        raise ValueError("fitting the heads needs a teacher's ownership and score (teacher_examples)")
+    frozen = {k: v for k, v in params.items() if k not in AUX_HEADS}
+    batch_stats = variables.get("batch_stats", {})
+    adam = optax.adam(learning_rate)
+    examples = jax.tree_util.tree_map(jnp.asarray, train)
+    count = examples.value.shape[0]
+
+    def loss(heads, picked):
+        out = net.apply({"params": {**frozen, **heads}, "batch_stats": batch_stats}, picked.planes, train=False)
+        o = 0.0 if out.ownership is None else learner.ownership_loss(out.ownership, picked.ownership)
+        sc = 0.0 if out.score is None else learner.score_loss(out.score, picked.score)
+        return ownership_weight * o + score_weight * sc, {"ownership_loss": o, "score_loss": sc}
+
+    @jax.jit
+    def step(heads, opt_state, examples, key):
+        k_rows, k_aug = jax.random.split(key)
+        rows = jax.random.randint(k_rows, (batch,), 0, count)
+        picked = learner.augment_batch(k_aug, jax.tree_util.tree_map(lambda x: x[rows], examples))
+        (value, metrics), grads = jax.value_and_grad(loss, has_aux=True)(heads, picked)
+        updates, opt_state = adam.update(grads, opt_state, heads)
+        return optax.apply_updates(heads, updates), opt_state, {"loss": value, **metrics}
+
+    opt_state = adam.init(heads)
+    collected = []
+    for k in tqdm(jax.random.split(jax.random.PRNGKey(seed), steps), desc="fitting the heads",
+                  disable=not progress, dynamic_ncols=True):
+        heads, opt_state, metrics = step(heads, opt_state, examples, k)
+        collected.append(metrics)
+    metrics = {k: np.asarray([float(m[k]) for m in collected], np.float32) for k in collected[0]} if collected else {}
+    state = TrainState(params={**frozen, **heads}, batch_stats=batch_stats, opt_state=opt_state,
+                       step=jnp.asarray(steps, jnp.int32))
+    return SupervisedResult(state, metrics, evaluate_heads(net, state.variables, test) if test is not None else {})
+
+
+def evaluate_heads(net, variables, examples: replay.Examples, batch: int = 1024) -> dict:
+    """``{"ownership_loss", "ownership_agreement", "score_error", "positions"}`` of the
+    auxiliary heads against ``examples``' targets: the mean squared error of the ownership, the
+    share of points the target gives to one side (|target| > 0.5) that the head gives to the
+    same side, and the mean absolute error of the score in points."""
+    apply = jax.jit(lambda v, x: net.apply(v, x, train=False))
+    sq = agree = decided = err = 0.0
+    n = examples.value.shape[0]
+    for lo in range(0, n, batch):
+        out = apply(variables, jnp.asarray(examples.planes[lo:lo + batch]))
+        if out.ownership is not None:
+            target = np.asarray(examples.ownership[lo:lo + batch], np.float32)
+            ownership = np.asarray(out.ownership)
+            sq += float(np.sum((ownership - target) ** 2))
+            sure = np.abs(target) > 0.5
+            decided += float(sure.sum())
+            agree += float((np.sign(ownership) == np.sign(target))[sure].sum())
+        if out.score is not None:
+            err += float(np.sum(np.abs(np.asarray(out.score) - np.asarray(examples.score[lo:lo + batch]))))
+    points = max(n, 1) * examples.ownership.shape[-1]
+    return {"ownership_loss": sq / points, "ownership_agreement": agree / max(decided, 1),
+            "score_error": err / max(n, 1), "positions": int(n)}
+
+
 def evaluate_examples(net, variables, examples: replay.Examples, batch: int = 1024) -> dict:
     """``{"policy_accuracy", "value_loss", "positions"}`` of ``variables`` on ``examples``
     (the recorded move as the network's top move; squared error of the value)."""
@@ -280,5 +365,5 @@ def evaluate_examples(net, variables, examples: replay.Examples, batch: int = 10
     return {"policy_accuracy": hits / max(n, 1), "value_loss": sq / max(n, 1), "positions": int(n)}
 
 
-__all__ = ["RecordExamples", "SupervisedResult", "evaluate_examples", "has_teacher", "record_examples",
-           "split_games", "teacher_examples", "train_supervised"]
+__all__ = ["AUX_HEADS", "RecordExamples", "SupervisedResult", "evaluate_examples", "evaluate_heads", "fit_heads",
+           "has_teacher", "record_examples", "split_games", "teacher_examples", "train_supervised"]

@@ -10,7 +10,8 @@ wheel (``katrain/KataGo/katago``, ``katrain/models/``). ``install`` downloads th
 ``--appimage-extract`` (containers have no FUSE to mount it), and writes:
 
 - a GTP config: this project's rules (area scoring, positional superko, no suicide), one
-  search thread, no pondering, resignation at a 5% win rate held for three moves;
+  search thread, no pondering, resignation at a 5% win rate held for three moves (which
+  ``KataGo.command`` turns off unless asked);
 - a tuning file for KataGo's OpenCL kernels. On a CPU, KataGo runs on Debian's OpenCL,
   ``pocl-opencl-icd``, where its own tuner crashes (pocl 3.1, in the ``transformerRMSNorm``
   stage, minutes in). The file is in the tuner's format (``opencltuner.cpp``: ``VERSION=13``
@@ -126,14 +127,20 @@ class KataGo:
     def installed(self) -> bool:
         return all(p.is_file() for p in (self.binary, self.model, self.config, self.tuning))
 
-    def command(self, visits: int = 1, board_size: int = 19, threads: int = 1) -> list[str]:
+    def command(self, visits: int = 1, board_size: int = 19, threads: int = 1, resign: bool = False) -> list[str]:
         """The GTP command line at ``visits`` per move, its network buffer sized for boards up to
-        ``board_size`` (smaller boards still play; larger ones are refused by KataGo)."""
+        ``board_size`` (smaller boards still play; larger ones are refused by KataGo).
+
+        ``resign``: let KataGo resign (the config's 5% held for three moves). Off by default, as
+        this project's players do not resign in matches either: from a random opening that komi
+        already decides, KataGo at one visit resigns by its sixth move, and the game measures the
+        opening rather than the play."""
         if visits < 1 or threads < 1 or not 2 <= board_size <= 19:
             raise ValueError(f"katago: visits and threads must be >= 1 and size 2 to 19, got visits={visits}, "
                              f"threads={threads}, size={board_size}")
         overrides = (f"maxVisits={visits},numSearchThreads={threads},"
-                     f"maxBoardXSizeForNNBuffer={board_size},maxBoardYSizeForNNBuffer={board_size}")
+                     f"maxBoardXSizeForNNBuffer={board_size},maxBoardYSizeForNNBuffer={board_size},"
+                     f"allowResignation={'true' if resign else 'false'}")
         return [str(self.binary), "gtp", "-model", str(self.model), "-config", str(self.config),
                 "-override-config", overrides]
 

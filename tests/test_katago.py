@@ -50,6 +50,8 @@ def test_the_tuning_file_and_config_have_katagos_shapes(tmp_path):
     assert lines[0] == "VERSION=13" and len(lines) == 22  # opencltuner.cpp refuses any other count
     command = katago.KataGo(tmp_path).command(visits=8, board_size=9)
     assert command[1] == "gtp" and "maxVisits=8" in command[-1] and "maxBoardXSizeForNNBuffer=9" in command[-1]
+    assert "allowResignation=false" in command[-1]  # games are played out, as by our players
+    assert "allowResignation=true" in katago.KataGo(tmp_path).command(resign=True)[-1]
     with pytest.raises(ValueError, match="visits=0"):
         katago.KataGo(tmp_path).command(visits=0)
 
@@ -61,6 +63,8 @@ def test_a_missing_install_and_a_wrong_wheel_are_clear_errors(tmp_path):
         make_player(f"katago:dir={tmp_path}")
     with pytest.raises(ValueError, match="bad option"):
         make_player("katago:playouts=3")
+    with pytest.raises(ValueError, match="katago option resign: 'maybe'"):
+        make_player("katago:resign=maybe")
     wheel = tmp_path / "katrain-0-py3-none-any.whl"
     with zipfile.ZipFile(wheel, "w") as z:
         z.writestr("katrain/__init__.py", "")

@@ -30,4 +30,12 @@ def parse_options(text: str, allowed: dict[str, type], kind: str) -> dict:
     return options
 
 
-__all__ = ["parse_options"]
+def flag(text: str) -> bool:
+    """An option's true/false value: ``true``, ``false``, ``1``, ``0``, ``yes``, ``no`` (any case)."""
+    value = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}.get(text.lower())
+    if value is None:
+        raise ValueError(f"not true or false: {text!r}")
+    return value
+
+
+__all__ = ["flag", "parse_options"]

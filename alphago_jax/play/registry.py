@@ -21,7 +21,8 @@ A player spec is ``KIND`` or ``KIND:OPTIONS``; for most kinds the options are
                                     time=SECONDS gives it a clock; timeout; path=BINARY)
     katago:visits=1                 KataGo 1.18.1 with its b10 network, after `alphago-jax katago
                                     install` (visits per move, default 1; size: the board it starts
-                                    for, default 19, others start their own engine; time, timeout, dir)
+                                    for, default 19, others start their own engine; resign=true lets
+                                    it resign, as our players do not in matches; time, timeout, dir)
 
 External engines play at their own strength: a match's time per move is not passed on to them
 (GNU Go lowers its level to fit a clock). GNU Go is always started on this project's rules
@@ -49,7 +50,7 @@ from typing import Callable
 
 import jax
 
-from alphago_jax.play.options import parse_options
+from alphago_jax.play.options import flag, parse_options
 from alphago_jax.play.players import Network, Player, PolicyPlayer, RandomPlayer
 from alphago_jax.play.search_player import mcts_player, network_player
 
@@ -196,8 +197,9 @@ def _gnugo(arg: str) -> Player:
 def _katago(arg: str) -> Player:
     from alphago_jax import katago
 
-    options = parse_options(arg, {"visits": int, "size": int, "time": float, "timeout": float, "dir": str}, "katago")
-    visits, first = options.pop("visits", 1), options.pop("size", 19)
+    options = parse_options(arg, {"visits": int, "size": int, "time": float, "timeout": float, "dir": str,
+                                  "resign": flag}, "katago")
+    visits, first, resign = options.pop("visits", 1), options.pop("size", 19), options.pop("resign", False)
     installed = katago.find_katago(options.pop("dir", None))
     if installed is None:
         raise ValueError("katago: KataGo is not installed (alphago-jax katago install, or give dir=)")
@@ -207,7 +209,7 @@ def _katago(arg: str) -> Player:
 
     # One engine per board size, its network buffer that size: a larger buffer costs every move
     # as much as the larger board (and crashed KataGo 1.18.1 on pocl for 9x9 in a 19x19 buffer).
-    make = lambda n: lambda: GTPPlayer(installed.command(visits, n), **options)  # noqa: E731
+    make = lambda n: lambda: GTPPlayer(installed.command(visits, n, resign=resign), **options)  # noqa: E731
     sizes = [first] + [n for n in range(2, 20) if n != first]
 
     def too_big():
@@ -355,7 +357,7 @@ register_player("gtp", "an external GTP engine: gtp:COMMAND LINE[,time=SECONDS][
                 _gtp)
 register_player("gnugo", "GNU Go at its own settings, on this project's rules (level, time, timeout, path)", _gnugo)
 register_player("katago", "KataGo 1.18.1's b10 network, after `alphago-jax katago install` "
-                "(visits, default 1; size, the first board; time, timeout, dir)", _katago)
+                "(visits, default 1; size, the first board; resign, default false; time, timeout, dir)", _katago)
 register_player("checkpoint", "a network file or training run with PUCT search: checkpoint:PATH[,sims=..]",
                 _checkpoint_player)
 register_player("alphago", "AlphaGo: SL policy priors, value network and rollouts in PUCT search "

@@ -136,9 +136,10 @@ def _warm_start(args) -> int:
             "wall_s": round(time.perf_counter() - t0, 1)}
     out = pathlib.Path(args.out)
     chain = (zero.network_chain(init) if init else []) + [step]
+    # Heads fitted to a fixed network: its description (settings, iterations, steps) stays its own.
+    info = {**init.info, "chain": chain} if args.heads_only else {"chain": chain, "config": config.to_dict()}
     path = save_network(out / zero.WARM_START_FILE, result.state.variables, **network_config(net),
-                        board_size=config.board_size, komi=config.komi,
-                        info={"chain": chain, "config": config.to_dict()})
+                        board_size=config.board_size, komi=config.komi, info=info)
     load_network(path)  # read back: the file is usable
     held = result.held_out
     if args.heads_only:

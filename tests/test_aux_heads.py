@@ -275,10 +275,6 @@ def test_old_network_file_without_switches_loads(tmp_path):
     old.write_bytes(serialization.msgpack_serialize(record))
     saved = load_network(old)
     assert saved.net == net and not saved.net.has_aux
-    from alphago_jax.play import registry
-
-    if registry.shipped_network_path().is_file():  # the shipped file predates the switches
-        assert not load_network(registry.shipped_network_path()).net.has_aux
 
 
 # ------------------------------------------------------------------------------------- train

@@ -269,9 +269,12 @@ def test_default_player_is_the_shipped_network_on_its_board_and_mcts_elsewhere()
 
     saved = load_network(registry.shipped_network_path())  # a file in the package, as installed
     assert saved.board_size == 9 and saved.info["train_steps"] > 0
+    assert saved.net.ownership and saved.net.score  # kata-analyze's territory map and score lead
     with registry.make_player("default:sims=8") as player:
         player.new_game(9, 7.5)
         assert player.name == "shipped-search8"
+        assert player.analysis_heads == (True, True) and player.can_cleanup
+        assert player.ownership().shape == (81,)
         d = player.genmove(BLACK)
         assert 0 <= d.action <= 81 and player.current.pos.moves[-1] == (BLACK, d.action)
         player.new_game(5, 0.5)  # another size: pure MCTS

@@ -49,13 +49,16 @@ def test_unknown_subcommand_exits_with_usage():
     ("alphago_pipeline_19x19.py", "| SL policy | held-out top-1 |"),
     ("zero_train.py", "| smoke | 5x5 | 1x8 | "),
     ("zero_9x9_accelerator.py", "warm start: {"),
+    ("dead_stones_vs_gnugo.py", "| 3 | "),
     ("compare_runs.py", "| gumbel | 2 |"),
     ("bench_first_move.py", ("| `alphago-jax gtp` | warm |", "| `alphago-jax play` | cold |",
                              "| now: the default network player |")),
 ])
 def test_experiment_smoke_mode(script, row, monkeypatch, capsys, request):
-    if script in ("bench_dataset.py", "alphago_pipeline_19x19.py", "zero_9x9_accelerator.py"):
+    if script in ("bench_dataset.py", "alphago_pipeline_19x19.py", "zero_9x9_accelerator.py", "dead_stones_vs_gnugo.py"):
         request.getfixturevalue("sgf_dir")  # the corpus they read is in ../shared
+    if script == "dead_stones_vs_gnugo.py":
+        request.getfixturevalue("gnugo_path")  # its referee
     monkeypatch.setattr(sys, "argv", [script, "--smoke"])
     runpy.run_path(str(ROOT / "experiments" / script), run_name="__main__")
     out = capsys.readouterr().out

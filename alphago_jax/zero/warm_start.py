@@ -10,6 +10,9 @@ position; ``train_supervised`` fits a ``DualResNet`` to them with random symmetr
     result = train_supervised(data, net, steps=4000, batch=256, optimizer=OptimizerConfig())
     save_network(path, result.state.variables, ...)    # then `alphago-jax train --init path`
 
+``fit_heads`` fits only the ownership and score heads of a fixed network to a teacher's
+outputs (``teacher_examples``), leaving its moves and values as they were.
+
 Records come from folders, SGF files and archives as ``alphago-jax dataset build`` reads them
 (``sgf.iter_records``) and are parsed with ``sgf.load``; a record with setup stones, another board size or a move
 the rules reject is skipped (counted in ``RecordExamples.skipped``, with the reason of the
@@ -264,8 +267,13 @@ def train_supervised(data: RecordExamples, net, *, steps: int, batch: int = 256,
                   dynamic_ncols=True):
         state, metrics = step(state, examples, k)
         collected.append(metrics)
-    metrics = {k: np.asarray([float(m[k]) for m in collected], np.float32) for k in collected[0]} if collected else {}
+    metrics = _stacked(collected)
     return SupervisedResult(state, metrics, evaluate_examples(net, state.variables, test) if test is not None else {})
+
+
+def _stacked(collected: list[dict]) -> dict:
+    """Each step's metrics (dicts of scalars) as ``{name: float32[steps]}`` (numpy)."""
+    return {k: np.asarray([float(m[k]) for m in collected], np.float32) for k in collected[0]} if collected else {}
 
 
 AUX_HEADS = ("ownership_conv", "score_out")
@@ -322,7 +330,7 @@ def fit_heads(data: RecordExamples, net, variables: dict, *, steps: int, batch: 
                   disable=not progress, dynamic_ncols=True):
         heads, opt_state, metrics = step(heads, opt_state, examples, k)
         collected.append(metrics)
-    metrics = {k: np.asarray([float(m[k]) for m in collected], np.float32) for k in collected[0]} if collected else {}
+    metrics = _stacked(collected)
     state = TrainState(params={**frozen, **heads}, batch_stats=batch_stats, opt_state=opt_state,
                        step=jnp.asarray(steps, jnp.int32))
     return SupervisedResult(state, metrics, evaluate_heads(net, state.variables, test) if test is not None else {})

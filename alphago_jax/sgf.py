@@ -252,23 +252,6 @@ def _compiled_replay(game: Go, all_states: bool):
     return jax.jit(run)
 
 
-def _chain_and_liberties(board: np.ndarray, size: int, point: int) -> tuple[set[int], set[int]]:
-    """The chain through ``point`` on an int8[N] board and its liberties (numpy, error path only)."""
-    table = grid.neighbour_table(size)
-    colour, chain, libs, todo = board[point], {point}, set(), [point]
-    while todo:
-        for q in table[todo.pop()]:
-            q = int(q)
-            if q < 0 or q in chain:
-                continue
-            if board[q] == 0:
-                libs.add(q)
-            elif board[q] == colour:
-                chain.add(q)
-                todo.append(q)
-    return chain, libs
-
-
 def _why_illegal(game: Go, state: GoState, action: int) -> str:
     """Why the player to move may not play ``action`` (which ``state.legal`` rejects)."""
     if bool(state.terminal):
@@ -280,9 +263,9 @@ def _why_illegal(game: Go, state: GoState, action: int) -> str:
     board[action] = colour
     table = grid.neighbour_table(game.size)
     captures = any(
-        board[q] == -colour and not _chain_and_liberties(board, game.size, int(q))[1]
+        board[q] == -colour and not grid.chain_and_liberties(board, game.size, int(q))[1]
         for q in table[action] if q >= 0)
-    if not captures and not _chain_and_liberties(board, game.size, action)[1]:
+    if not captures and not grid.chain_and_liberties(board, game.size, action)[1]:
         return "suicide"
     if game.superko:
         return "it repeats an earlier position (positional superko)"

@@ -60,6 +60,24 @@ def neighbour_table(size: int) -> np.ndarray:
     return table.reshape(n, 4).astype(np.int32)
 
 
+def chain_and_liberties(board: np.ndarray, size: int, point: int) -> tuple[set[int], set[int]]:
+    """The chain through the stone at ``point`` on an int8[size*size] board and its liberties
+    (numpy, on the host: error messages, GTP answers)."""
+    table = neighbour_table(size)
+    colour, chain, libs, todo = board[point], {point}, set(), [point]
+    while todo:
+        for q in table[todo.pop()]:
+            q = int(q)
+            if q < 0 or q in chain:
+                continue
+            if board[q] == 0:
+                libs.add(q)
+            elif board[q] == colour:
+                chain.add(q)
+                todo.append(q)
+    return chain, libs
+
+
 @functools.lru_cache(maxsize=None)
 def neighbour_index_planes(size: int) -> np.ndarray:
     """int32[4, size*size]: the flat index of each neighbour, 0 where off board (mask it)."""

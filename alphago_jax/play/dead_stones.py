@@ -23,17 +23,11 @@ DEAD_BELOW = 0.5
 def chains(board: np.ndarray, size: int) -> np.ndarray:
     """int32[N]: each stone's chain id (the smallest point of its chain), -1 on empty points."""
     board = np.asarray(board).reshape(-1)
-    table = grid.neighbour_table(size)
     ids = np.full(board.shape[0], -1, np.int32)
     for start in np.flatnonzero(board):
-        if ids[start] >= 0:
-            continue
-        ids[start], stack = start, [start]  # points are visited in order: start is the chain's smallest
-        while stack:
-            for q in table[stack.pop()]:
-                if q >= 0 and ids[q] < 0 and board[q] == board[start]:
-                    ids[q] = start
-                    stack.append(q)
+        if ids[start] < 0:  # points are visited in order: start is its chain's smallest
+            chain, _ = grid.chain_and_liberties(board, size, int(start))
+            ids[list(chain)] = start
     return ids
 
 

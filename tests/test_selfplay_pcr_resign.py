@@ -1,11 +1,13 @@
-"""Self-play's playout cap randomization (KataGo) and resignation (AlphaGo Zero).
+"""Self-play's playout cap randomization and varied starts (KataGo) and resignation (AlphaGo Zero).
 
 - Under the cap, exactly the full-search positions of finished games reach the replay buffer,
   in move order, with their game's outcome, for both searches ("puct" and "gumbel").
 - A resigned game is a loss for the side that resigned; no-resign games are drawn at the set
   fraction and counted (would have resigned, falsely or not); the threshold's calibration keeps
   the measured false-resignation rate under its target.
-- A tiny ``zero.train`` run with both switches on completes and logs the new columns.
+- Varied starts: the drawn share of new games opens with 1 to ``moves`` random stones, the
+  others on an empty board; games that finish in ``selfplay``'s scan restart from them.
+- A tiny ``zero.train`` run with these switches on completes and logs the new columns.
 
 Resignation tests use a stand-in search (random legal moves, a chosen root value): what they
 check does not depend on the search, and it compiles in a moment.
@@ -135,6 +137,49 @@ def test_selfplay_scan_with_a_schedule_writes_its_full_moves():
         selfplay.selfplay(game, stand_in, moves, None, sp0, _buffer(), key, fast_search=stand_in)
 
 
+# -------------------------------------------------------------------------------- varied starts
+
+def test_random_starts_open_the_drawn_share_of_games_with_random_stones():
+    game = dataclasses.replace(SMOKE, max_moves=MAX_MOVES).game
+    batch, moves, fraction = 1024, 4, 0.5
+    starts = jax.jit(selfplay.random_starts, static_argnums=(0, 2, 3, 4))(game, jax.random.PRNGKey(5), batch,
+                                                                        moves, fraction)
+    count = np.asarray(starts.move_count)
+    stones = np.sum(np.asarray(starts.board) != 0, axis=-1)
+    opened = count > 0
+    # 1,024 draws: the share's standard error is 0.016, the tolerance 0.06 about four of them.
+    assert abs(opened.mean() - fraction) < 0.06, opened.mean()
+    assert set(count[opened]) == set(range(1, moves + 1))  # every number of moves drawn
+    # Stones, not passes: each move put one down (a capture in 4 moves on 5x5 is possible, rare).
+    assert np.mean(stones[opened] == count[opened]) > 0.95 and np.all(stones <= count)
+    np.testing.assert_array_equal(np.asarray(starts.to_play), np.where(count % 2 == 0, BLACK, -BLACK))
+    assert not np.any(np.asarray(jax.vmap(game.is_terminal)(starts)))
+    assert np.all(stones[~opened] == 0)
+    # The history planes hold the opening's boards: the network sees a game, not a setup.
+    np.testing.assert_array_equal(np.asarray(starts.boards)[:, 0], np.asarray(starts.board))
+    # No share, or no moves: empty boards, as before.
+    for off in ((moves, 0.0), (0, 1.0)):
+        plain = selfplay.random_starts(game, jax.random.PRNGKey(5), 4, *off)
+        chex.assert_trees_all_equal(plain, selfplay.selfplay_init(game, 4).games)
+
+
+def test_selfplay_restarts_finished_games_from_random_starts():
+    game = dataclasses.replace(SMOKE, max_moves=MAX_MOVES).game
+    stand_in = _stand_in_search(game, lambda states: jnp.zeros(states.to_play.shape))
+    batch, moves = 16, 3
+    run = jax.jit(functools.partial(selfplay.selfplay, game, stand_in, MAX_MOVES + 2, random_start=(moves, 1.0)))
+    sp, buffer, stats = run(None, selfplay.selfplay_init(game, batch), _buffer(), jax.random.PRNGKey(7))
+    # Every game (no passes: each lasts MAX_MOVES) ended once and has played 2 moves of the next,
+    # which began after 1 to 3 random moves that are not in its trajectory.
+    assert int(stats["games"]) == batch and int(buffer.size) == batch * MAX_MOVES
+    np.testing.assert_array_equal(np.asarray(sp.length), 2)
+    opening = np.asarray(sp.games.move_count) - 2
+    assert opening.min() >= 1 and opening.max() <= moves and len(set(opening)) > 1
+    # Its first recorded position is the random start: as many stones as opening moves.
+    first = np.asarray(sp.planes[:, 0]).reshape(batch, -1, 17)[:, :, [0, 8]].sum(axis=(1, 2))
+    np.testing.assert_array_equal(first, opening)
+
+
 # ---------------------------------------------------------------------------------- resignation
 
 def _stand_in_search(game, root_value):
@@ -261,7 +306,8 @@ def test_calibration_keeps_false_resignations_under_the_target():
 # --------------------------------------------------------------------------------- the main job
 
 def test_config_validates_the_new_fields():
-    on = dataclasses.replace(SMOKE, full_search_fraction=0.25, resign_threshold=-0.9)
+    on = dataclasses.replace(SMOKE, full_search_fraction=0.25, resign_threshold=-0.9, random_start_fraction=0.5,
+                             random_start_moves=6)
     assert on.playout_cap and not SMOKE.playout_cap and SMOKE.resign_threshold is None
     assert on.fast_search.num_simulations == max(1, SMOKE.num_simulations // 4)
     assert on.fast_search.gumbel_scale == 0 and on.fast_search.dirichlet_fraction == 0
@@ -272,14 +318,18 @@ def test_config_validates_the_new_fields():
                        (dict(fast_simulations=0), "fast_simulations"),
                        (dict(resign_threshold=-1.5), "resign_threshold"),
                        (dict(no_resign_fraction=1.5), "no_resign_fraction"),
-                       (dict(false_resign_target=0.0), "false_resign_target")):
+                       (dict(false_resign_target=0.0), "false_resign_target"),
+                       (dict(random_start_fraction=1.5), "random_start_fraction"),
+                       (dict(random_start_moves=-1), "random_start_moves"),
+                       (dict(random_start_fraction=0.5), "random_start_moves")):
         with pytest.raises(ValueError, match=f"ZeroConfig.{field}"):
             dataclasses.replace(SMOKE, **bad)
 
 
 def test_train_with_playout_cap_and_resignation_logs_the_new_columns(tmp_path):
     config = dataclasses.replace(SMOKE, iterations=2, eval_games=0, full_search_fraction=0.5, fast_simulations=2,
-                                 resign_threshold=0.0, no_resign_fraction=0.5)
+                                 resign_threshold=0.0, no_resign_fraction=0.5, random_start_fraction=0.5,
+                                 random_start_moves=4)
     result = zero.train(config, tmp_path / "run", progress=False, log=lambda text: None)
     assert result.iterations == 2
     with open(result.metrics) as f:

@@ -63,6 +63,9 @@ def test_presets_and_overrides():
                                          "optimizer.learning_rate": "0.01", "optimizer.kind": "sgd"})
     assert config.num_simulations == 8 and config.komi == 7.0 and config.gate is None
     assert config.optimizer.learning_rate == 0.01 and config.optimizer.kind == "sgd"
+    # "none" is None for a number, and stays text for a text field (symmetries="none").
+    config = zero.with_overrides(SMOKE, {"gate": "None", "symmetries": "none"})
+    assert config.gate is None and config.symmetries == "none"
     with pytest.raises(ValueError, match="unknown setting 'simulations'"):
         zero.with_overrides(SMOKE, {"simulations": "8"})
     with pytest.raises(ValueError, match="eval_games"):

@@ -36,10 +36,13 @@ def parse_value(text: str, current: Any) -> Any:
     """A command-line value: JSON (numbers, true/false, null, lists) or, failing that, text.
 
     An int where the field holds a float becomes a float; a list where it holds a tuple, a tuple;
-    ``True`` / ``False`` (any case) where it holds a bool, a bool.
+    ``True`` / ``False`` (any case) where it holds a bool, a bool; ``none`` (any case) where it
+    holds anything but text, None (as ``null``).
     """
     if isinstance(current, bool) and text.strip().lower() in ("true", "false"):
         return text.strip().lower() == "true"
+    if not isinstance(current, str) and text.strip().lower() == "none":
+        return None
     try:
         value = json.loads(text)
     except json.JSONDecodeError:

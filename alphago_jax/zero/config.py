@@ -54,6 +54,9 @@ class ZeroConfig:
       selfplay_batch: self-play games in flight.
       selfplay_moves: moves of each game per iteration.
       full_search_fraction: moves with the full search, the others fast (KataGo's playout cap; 1: all full).
+      random_start_fraction: share of self-play games that start from ``random_start_moves`` random
+        stones (``selfplay.random_starts``, KataGo's varied starts; 0: all start on an empty board).
+      random_start_moves: most uniformly random moves that open such a game (1 to this many, drawn per game).
       fast_simulations: simulations of a fast search, without root noise (None: ``num_simulations // 4``).
       resign_threshold: root value below which the player to move resigns (None: no resignation).
       no_resign_fraction: fraction of games that never resign, to recalibrate the threshold from.
@@ -107,6 +110,8 @@ class ZeroConfig:
     selfplay_batch: int = 64
     selfplay_moves: int = 32
     full_search_fraction: float = 1.0
+    random_start_fraction: float = 0.0
+    random_start_moves: int = 0
     fast_simulations: int | None = None
     resign_threshold: float | None = None
     no_resign_fraction: float = 0.1
@@ -175,6 +180,10 @@ class ZeroConfig:
 
     def _check_selfplay(self) -> None:
         checks.number(self, "full_search_fraction", "(0, 1]")
+        checks.number(self, "random_start_fraction", "[0, 1]")
+        checks.ints(self, 0, "random_start_moves")
+        checks.require(self, "random_start_moves", self.random_start_fraction == 0 or self.random_start_moves >= 1,
+                       "must be at least 1 when random_start_fraction is above 0")
         if self.fast_simulations is not None:
             checks.ints(self, 1, "fast_simulations")
             checks.require(self, "fast_simulations", self.fast_simulations <= self.num_simulations,
@@ -253,6 +262,11 @@ class ZeroConfig:
     def playout_cap(self) -> bool:
         """Whether self-play randomizes its playout cap (``full_search_fraction < 1``)."""
         return self.full_search_fraction < 1
+
+    @property
+    def random_start(self) -> tuple[int, float]:
+        """``(random_start_moves, random_start_fraction)``, as ``selfplay.selfplay`` takes them."""
+        return self.random_start_moves, self.random_start_fraction
 
     @property
     def fast_search(self) -> SearchConfig:

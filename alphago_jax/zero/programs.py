@@ -232,7 +232,7 @@ def build(config: ZeroConfig, mesh=None) -> Programs:
     fast_search = make_search(game, evaluator, config.fast_search) if config.playout_cap else None
     resigning = config.resign_threshold is not None
     one_worker = functools.partial(selfplay, game, sp_search, config.selfplay_moves, fast_search=fast_search,
-                                   resign=resigning, no_resign_fraction=config.no_resign_fraction)
+                                   resign=resigning, no_resign_fraction=config.no_resign_fraction, random_start=config.random_start)
     if fast_search is None:
         play = on_workers(one_worker, (None, 0, 0, 0), (PartitionSpec(), split_spec, split_spec, split_spec))
     else:  # the schedule of full-search moves is one for all workers: lax.cond then runs one search

@@ -11,7 +11,7 @@ place (``reset_where``). ``selfplay`` runs it for a number of moves in a ``lax.s
 buffer stores the targets of KataGo's auxiliary heads (``replay.AuxReplayBuffer``), each position
 also gets its game's final Tromp-Taylor ownership and score margin from its player's view.
 
-Two options of self-play, both off by default:
+Three options of self-play, all off by default:
 
 - Playout cap randomization (KataGo, Wu 2019): a move gets either the full search or a fast one
   (fewer simulations, no root noise) that only advances the game; only full-search positions
@@ -22,6 +22,9 @@ Two options of self-play, both off by default:
   below the threshold ``Resignation.threshold``; a fraction of games, drawn as each starts, never
   resigns, and measures how often resigning would have been wrong. ``calibrate_resignation``
   moves the threshold after each iteration so that this false-resignation rate stays under a target.
+- Varied starts (KataGo's varied positions, Wu 2019): a share of the games open with a few
+  uniformly random stones (``random_starts``), which are not training examples, so that the
+  network learns positions its own openings never reach (scattered strings, ataris at the edge).
 
 Matches (``play_match``) play pairs of games with colours swapped, all in lockstep in one
 ``lax.while_loop``: at every ply all unfinished games have the same colour to move, so the
@@ -153,6 +156,33 @@ def _fresh_games(game, batch: int):
     return jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (batch,) + x.shape), one)
 
 
+def random_starts(game, key, batch: int, moves: int, fraction: float):
+    """``batch`` new games, ``fraction`` of them (drawn per game) opened by 1 to ``moves`` uniformly
+    random legal moves other than pass (the number drawn uniformly per game), the rest empty.
+
+    Self-play from such positions (KataGo's varied starts, Wu 2019) shows the network scattered
+    stones, strings in atari near the edges and lopsided boards that its own openings never
+    reach; the random moves are not training examples, the search's moves after them are.
+    """
+    games = _fresh_games(game, batch)
+    if moves < 1 or fraction <= 0:
+        return games
+    k_pick, k_count, k_moves = jax.random.split(key, 3)
+    count = jnp.where(jax.random.bernoulli(k_pick, fraction, (batch,)),
+                      jax.random.randint(k_count, (batch,), 1, moves + 1), 0)
+    no_pass = jnp.arange(game.num_actions) < game.num_actions - 1
+
+    def one(i, games):
+        legal = jax.vmap(game.legal_action_mask)(games)
+        stones = legal & no_pass
+        # A board with no legal point left (never on an opening's few stones) would pass.
+        allowed = jnp.where(jnp.any(stones, -1, keepdims=True), stones, legal)
+        action = sample_legal(jax.random.fold_in(k_moves, i), allowed)
+        return reset_where(i < count, jax.vmap(game.step)(games, action), games)
+
+    return jax.lax.fori_loop(0, moves, one, games)
+
+
 def selfplay_init(game: WithHistory, batch: int, resign_threshold: float | None = None) -> SelfPlay:
     """``batch`` new games with empty trajectories (length ``game.max_moves``); resignation below
     ``resign_threshold`` (None: never) where ``selfplay_move`` is asked to resign."""
@@ -213,7 +243,7 @@ def flush_finished(buffer: replay.ReplayBuffer, sp: SelfPlay, done: jax.Array, r
 
 def selfplay_move(game: WithHistory, search, params, sp: SelfPlay, buffer: replay.ReplayBuffer, key,
                   full: jax.Array | None = None, *, fast_search=None, resign: bool = False,
-                  no_resign_fraction: float = 0.1) -> tuple[SelfPlay, replay.ReplayBuffer, dict]:
+                  no_resign_fraction: float = 0.1, fresh=None) -> tuple[SelfPlay, replay.ReplayBuffer, dict]:
     """One searched move in every game; finished games go to ``buffer`` and restart.
 
     Args:
@@ -223,10 +253,10 @@ def selfplay_move(game: WithHistory, search, params, sp: SelfPlay, buffer: repla
       full: bool[], with ``fast_search``: whether this move gets ``search`` (its positions become
         training examples) or ``fast_search`` (they do not). Under ``vmap`` keep it unbatched:
         ``lax.cond`` on a batched predicate runs both searches.
-      fast_search: the fast search of playout cap randomization, like ``search``; None: every
-        move gets ``search``.
+      fast_search: the fast search of playout cap randomization, like ``search`` (None: none).
       resign: whether games resign (below ``sp.resign.threshold``); ``no_resign_fraction`` of
         them, drawn as each game starts, never do.
+      fresh: the states finished games restart from (a batch like ``sp.games``; None: empty boards).
 
     Returns:
       ``(sp, buffer, stats)``; ``stats`` (keys ``STAT_NAMES``), int32[B] per game: ``games``
@@ -288,8 +318,8 @@ def selfplay_move(game: WithHistory, search, params, sp: SelfPlay, buffer: repla
     }
     if resign:
         res = _record_no_resign_games(res, done, returns)
-    sp = sp.replace(games=reset_where(done, _fresh_games(game, batch), after), length=jnp.where(done, 0, sp.length),
-                    resign=res)
+    fresh = _fresh_games(game, batch) if fresh is None else fresh
+    sp = sp.replace(games=reset_where(done, fresh, after), length=jnp.where(done, 0, sp.length), resign=res)
     return sp, buffer, stats
 
 
@@ -332,7 +362,8 @@ def _record_no_resign_games(res: Resignation, done, returns) -> Resignation:
 
 def selfplay(game: WithHistory, search, moves: int, params, sp: SelfPlay, buffer: replay.ReplayBuffer, key,
              schedule: jax.Array | None = None, *, fast_search=None, resign: bool = False,
-             no_resign_fraction: float = 0.1) -> tuple[SelfPlay, replay.ReplayBuffer, dict]:
+             no_resign_fraction: float = 0.1, random_start: tuple[int, float] = (0, 0.0)
+             ) -> tuple[SelfPlay, replay.ReplayBuffer, dict]:
     """``moves`` calls of ``selfplay_move`` in a ``lax.scan``; the stats summed over moves and games
     (int32 scalars).
 
@@ -341,10 +372,18 @@ def selfplay(game: WithHistory, search, moves: int, params, sp: SelfPlay, buffer
     per-game choice would run both searches on every move (cost ``num + fast`` simulations a move
     instead of ``fraction * num + (1 - fraction) * fast`` on average), while a shared draw lets
     ``lax.cond`` run one. The price: the positions of one move are all targets or none. Keep it
-    unbatched under ``vmap`` (e.g. one schedule for all workers) for the same reason. The other
-    keyword arguments are ``selfplay_move``'s.
+    unbatched under ``vmap`` (e.g. one schedule for all workers) for the same reason.
+
+    ``random_start``: ``(moves, fraction)`` of ``random_starts``: the games that finish restart from
+    positions drawn once per call (a game slot finishing twice in one call starts the same position
+    twice). The other keyword arguments are ``selfplay_move``'s.
     """
-    options = dict(fast_search=fast_search, resign=resign, no_resign_fraction=no_resign_fraction)
+    batch = sp.length.shape[0]
+    fresh = None
+    if random_start[0] > 0 and random_start[1] > 0:  # a key of its own only then: other runs keep their streams
+        key, k_start = jax.random.split(key)
+        fresh = random_starts(game, k_start, batch, *random_start)
+    options = dict(fast_search=fast_search, resign=resign, no_resign_fraction=no_resign_fraction, fresh=fresh)
     if fast_search is not None and schedule is None:
         raise ValueError("selfplay: a fast_search needs a schedule of the full-search moves")
 
@@ -354,7 +393,6 @@ def selfplay(game: WithHistory, search, moves: int, params, sp: SelfPlay, buffer
         sp, buffer, stats = selfplay_move(game, search, params, sp, buffer, k, full, **options)
         return (sp, buffer, jax.tree_util.tree_map(jnp.add, total, stats)), None
 
-    batch = sp.length.shape[0]
     zeros = {k: jnp.zeros((batch,), jnp.int32) for k in STAT_NAMES}
     keys = jax.random.split(key, moves)
     xs = (keys, schedule) if fast_search is not None else keys

@@ -104,7 +104,10 @@ def test_openings_are_on_by_default_and_distinct(tmp_path):
     starts = [[a for _, a in sgf.load(g.sgf_path).moves][: arena.DEFAULT_OPENINGS] for g in match.games]
     assert starts[0] == starts[1] and starts[2] == starts[3] and starts[4] == starts[5]
     assert len({tuple(s) for s in starts}) == 3
-    assert len(match.distinct_games) == 6 and "Distinct games: 6 of 6." in match.summary
+    # Two passers play each pair's games alike, colours swapped: 6 games, 3 sequences of moves.
+    assert len(match.distinct_games) == 6 and match.move_sequences == 3
+    assert "Distinct games: 6 of 6; 3 distinct sequences of moves (the same moves with the colours swapped" \
+        in match.summary
     # No two pairs share an opening, not even mirrored or rotated.
     openings = list(itertools.islice(match_openings(5, 0.5, 1), 7))  # 6 first moves up to symmetry
     assert len({arena._canonical(o, 5) for o in openings[:6]}) == 6 and openings[6] in openings[:6]
@@ -121,6 +124,7 @@ def test_repeated_games_are_counted_once(tmp_path):
     assert len(match.distinct_games) == 2 and match.distinct_result.games == 2
     assert match.result.games == 4
     assert "Distinct games: 2 of 4; over the distinct games a won 1 of 2" in match.summary
+    assert match.move_sequences == 1 and "; 1 distinct sequence of moves" in match.summary
 
 
 def test_gnugo_is_started_on_the_project_rules(gnugo_path, monkeypatch, tmp_path):

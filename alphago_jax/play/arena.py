@@ -136,6 +136,13 @@ class Match:
         return tuple(distinct)
 
     @property
+    def move_sequences(self) -> int:
+        """The distinct sequences of moves, whoever played them. Two equal deterministic players
+        (a network against itself with other heads) play a pair's two games alike with the
+        colours swapped: two games by ``distinct_games``, one sequence here."""
+        return len({g.actions for g in self.games})
+
+    @property
     def distinct_result(self) -> MatchResult:
         """The result over ``distinct_games``, each game counted once."""
         player, opponent = self.result.player, self.result.opponent
@@ -169,6 +176,10 @@ class Match:
             lo, hi = r.interval()
             lines[0] = lines[0][:-1] + (f"; over the distinct games {r.player} won {r.wins} of {r.games} "
                                         f"({r.win_rate:.3f}, 95% interval [{lo:.3f}, {hi:.3f}]).")
+        if self.move_sequences < len(distinct):
+            n = self.move_sequences
+            lines[0] = lines[0][:-1] + (f"; {n} distinct sequence{'s' if n != 1 else ''} of moves (the same "
+                                        "moves with the colours swapped count once).")
         per_move = [self.seconds_per_move(name) for name in names]
         lines.append("Seconds per move: " + ", ".join(
             f"{name} {s:.2f}" if s is not None else f"{name} none" for name, s in zip(names, per_move)) + ".")

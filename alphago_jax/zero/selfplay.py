@@ -165,8 +165,6 @@ def random_starts(game, key, batch: int, moves: int, fraction: float):
     reach; the random moves are not training examples, the search's moves after them are.
     """
     games = _fresh_games(game, batch)
-    if moves < 1 or fraction <= 0:
-        return games
     k_pick, k_count, k_moves = jax.random.split(key, 3)
     count = jnp.where(jax.random.bernoulli(k_pick, fraction, (batch,)),
                       jax.random.randint(k_count, (batch,), 1, moves + 1), 0)

@@ -107,7 +107,8 @@ def _warm_start(args) -> int:
     t0 = time.perf_counter()
     teacher = warm_start.has_teacher(args.records)
     read = warm_start.teacher_examples if teacher else warm_start.record_examples
-    data = read(args.records if teacher else [args.records], size=config.board_size, komi=config.komi)
+    data = read(args.records if teacher else [args.records], size=config.board_size, komi=config.komi,
+                inputs=config.inputs)
     print(f"{data.games} records ({data.skipped} skipped{': ' + data.reasons[0] if data.reasons else ''}), "
           f"{data.examples.value.shape[0]:,} positions"
           + (", with a teacher's policy, value, ownership and score for each" if teacher else ""))

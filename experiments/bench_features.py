@@ -38,6 +38,7 @@ EXTRACTORS = {
     "alphago_no_ladders": ("AlphaGo, 46 planes without the 2 ladder planes",
                            jax.vmap(lambda s: alphago.alphago_planes(s, ladders=False))),
     "zero": ("AlphaGo Zero, 17 planes", jax.vmap(zero.zero_planes)),
+    "zero_liberties": ("AlphaGo Zero's 17 and 6 liberty planes (`inputs=liberties`)", jax.vmap(zero.liberty_planes)),
 }
 
 
@@ -56,7 +57,7 @@ def main(argv=None):
     ap.add_argument("--batches", type=int, nargs="+", default=None, help="batch sizes (default 1 256)")
     ap.add_argument("--moves", type=int, default=None, help="random moves before each position (default 150; 30 with --smoke)")
     ap.add_argument("--features", nargs="+", choices=sorted(EXTRACTORS), default=None,
-                    help="extractors to time (default all; with --smoke: alphago zero)")
+                    help="extractors to time (default all; with --smoke: alphago zero zero_liberties)")
     ap.add_argument("--chunk", type=int, default=None, help="ladder reads per loop step in alphago_planes_batch")
     ap.add_argument("--repeats", type=int, default=5, help="timed calls after the warm-up, at most")
     ap.add_argument("--max-seconds", type=float, default=20.0, help="stop timing a cell after this long")
@@ -64,7 +65,7 @@ def main(argv=None):
     size = args.size or (9 if args.smoke else 19)
     batches = args.batches or ([4] if args.smoke else [1, 256])
     moves = args.moves or (30 if args.smoke else 150)
-    features = args.features or (["alphago", "zero"] if args.smoke else list(EXTRACTORS))
+    features = args.features or (["alphago", "zero", "zero_liberties"] if args.smoke else list(EXTRACTORS))
     repeats = 1 if args.smoke else args.repeats
 
     t_start = time.perf_counter()

@@ -32,7 +32,7 @@ import jax
 import numpy as np
 
 from alphago_jax import zero
-from alphago_jax.nets.saved import load_network, network_config, save_network
+from alphago_jax.nets.saved import network_config, save_network
 from alphago_jax.zero import warm_start
 from alphago_jax.train.optimizer import OptimizerConfig, init_train_state
 from alphago_jax.train.metrics import RunLogger
@@ -93,13 +93,13 @@ def main(argv=None) -> None:
     # -- 1. warm start ---------------------------------------------------------------------
     variables = None
     if args.init:
-        saved = load_network(args.init)
+        saved = zero.init_network(args.init, config)  # refuses, by name, a network of another shape or inputs
         variables = saved.variables
         chain = list(saved.info.get("chain", [])) + chain
     elif args.records != "none" and args.warm_steps > 0:
         t0 = time.perf_counter()
         data = warm_start.record_examples([args.records], size=config.board_size, komi=config.komi,
-                                          max_records=16 if args.smoke else None)
+                                          max_records=16 if args.smoke else None, inputs=config.inputs)
         t_read = time.perf_counter() - t0
         result = warm_start.train_supervised(data, net, steps=args.warm_steps, batch=256 if not args.smoke else 16,
                                              progress=False)

@@ -55,14 +55,17 @@ def records(tmp_path_factory):
     return folder, actions, results
 
 
-def test_positions_planes_moves_and_results(records):
+@pytest.mark.parametrize("inputs", ["stones", "liberties"])
+def test_positions_planes_moves_and_results(records, inputs):
     folder, actions, results = records
-    data = warm_start.record_examples([folder], size=SIZE, komi=0.5, batch=4)
+    data = warm_start.record_examples([folder], size=SIZE, komi=0.5, batch=4, inputs=inputs)
     assert data.games == 6 and data.skipped == 2
     assert any("other-size.sgf: board size 7" in r for r in data.reasons)
     assert any("broken.sgf" in r for r in data.reasons)
     ex = data.examples
-    assert ex.planes.dtype == np.uint8 and ex.planes.shape == (sum(map(len, actions)), SIZE, SIZE, 17)
+    planes_of = features.zero.planes_function(inputs)
+    assert ex.planes.dtype == np.uint8
+    assert ex.planes.shape == (sum(map(len, actions)), SIZE, SIZE, features.zero.num_planes(inputs))
     # The files sort as game-0 .. game-5: positions come game by game, move by move.
     game = WithHistory(games.make("go", size=SIZE, komi=0.5), boards=8)
     row = 0
@@ -70,7 +73,7 @@ def test_positions_planes_moves_and_results(records):
         winner = {"B": 1, "W": -1}.get((result or "?")[0], 0)
         state = game.init()
         for a in moves:
-            np.testing.assert_array_equal(ex.planes[row], np.asarray(features.zero_planes(state), np.uint8))
+            np.testing.assert_array_equal(ex.planes[row], np.asarray(planes_of(state), np.uint8))
             assert np.argmax(ex.policy[row]) == a and ex.policy[row].sum() == 1
             assert ex.value[row] == winner * int(state.to_play)
             assert data.game[row] == g

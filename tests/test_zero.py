@@ -499,7 +499,7 @@ def test_init_from_each_source_loads_and_trains(runs, tmp_path, capsys):
 
 @pytest.mark.parametrize("source, why", [
     ("missing", "not a network file, a training run's directory or a warm-start directory"),
-    ("other-size", r"blocks=1, filters=8, value_hidden=8, board 5\) does not fit this run's \(blocks=2"),
+    ("other-size", r"blocks=1, filters=8, value_hidden=8, inputs=stones, board 5\) does not fit this run's \(blocks=2"),
 ])
 def test_bad_init_is_named(runs, tmp_path, capsys, source, why):
     one, _, _ = runs

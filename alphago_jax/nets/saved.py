@@ -4,12 +4,13 @@ training runs (``alphago-jax export``).
 A file is msgpack (``flax.serialization``) of a header and the float32 variables::
 
     {"format": "alphago_jax-network", "version": 1, "kind": "dual_resnet",
-     "config": {"blocks", "filters", "value_hidden", "board_size", "komi",
+     "config": {"blocks", "filters", "value_hidden", "board_size", "komi", "inputs",
                 "ownership", "score", "global_pool", "size_agnostic"},
      "info": {...anything JSON-able: the run, iteration, training steps, the command...},
      "variables": <msgpack bytes of {"params", "batch_stats"}>, "crc32": <of those bytes>}
 
-The four switches (``SWITCHES``) are off when absent. Loading checks the header, the checksum and
+The four switches (``SWITCHES``) are off when absent, and ``inputs`` (the input planes,
+``features.zero.INPUTS``) is ``"stones"``. Loading checks the header, the checksum and
 every array's shape against the network the header describes, and raises ``ValueError`` naming
 the file for anything that does not fit.
 """
@@ -39,7 +40,7 @@ class SavedNetwork:
     """A loaded network file.
 
     Attributes:
-      net: the ``DualResNet`` (17 input planes).
+      net: the ``DualResNet`` (its ``in_planes``: those of ``inputs``).
       variables: ``{"params", "batch_stats"}``, float32 numpy leaves.
       board_size: the board it was trained on (the only one it plays unless ``size_agnostic``).
       komi: the komi it was trained with.
@@ -53,6 +54,11 @@ class SavedNetwork:
     komi: float
     info: dict
     path: pathlib.Path
+
+    @property
+    def inputs(self) -> str:
+        """The network's input planes (a key of ``features.zero.INPUTS``)."""
+        return zero_features.inputs_of(self.net.in_planes)
 
     def plays(self, size: int) -> bool:
         """Whether the network runs on a ``size`` x ``size`` board."""
@@ -69,21 +75,24 @@ SWITCHES = ("ownership", "score", "global_pool", "size_agnostic")
 
 def network_config(net: DualResNet) -> dict:
     """``save_network``'s keyword arguments that describe ``net`` (``blocks``, ``filters``,
-    ``value_hidden``, the ``SWITCHES``)."""
+    ``value_hidden``, ``inputs``, the ``SWITCHES``)."""
     return {"blocks": net.blocks, "filters": net.filters, "value_hidden": net.value_hidden,
+            "inputs": zero_features.inputs_of(net.in_planes),
             **{k: bool(getattr(net, k)) for k in SWITCHES}}
 
 
 def save_network(path, variables, *, blocks: int, filters: int, value_hidden: int, board_size: int,
-                 komi: float, info: dict | None = None, ownership: bool = False, score: bool = False,
-                 global_pool: bool = False, size_agnostic: bool = False) -> pathlib.Path:
+                 komi: float, info: dict | None = None, inputs: str = "stones", ownership: bool = False,
+                 score: bool = False, global_pool: bool = False, size_agnostic: bool = False) -> pathlib.Path:
     """Write the ``variables`` of the ``DualResNet`` the arguments describe (``network_config``) to
     ``path``, atomically; returns the path."""
+    zero_features.num_planes(inputs)  # an unknown input set is refused before anything is written
     body = serialization.msgpack_serialize(serialization.to_state_dict(_host(variables)))
     record = {
         "format": FORMAT, "version": VERSION, "kind": "dual_resnet",
         "config": {"blocks": int(blocks), "filters": int(filters), "value_hidden": int(value_hidden),
-                   "board_size": int(board_size), "komi": float(komi), "ownership": bool(ownership),
+                   "board_size": int(board_size), "komi": float(komi),
+                   "inputs": inputs, "ownership": bool(ownership),
                    "score": bool(score), "global_pool": bool(global_pool),
                    "size_agnostic": bool(size_agnostic)},
         "info": dict(info or {}), "variables": body, "crc32": zlib.crc32(body),
@@ -120,7 +129,8 @@ def load_network(path) -> SavedNetwork:
         switches = {k: config.get(k, False) for k in SWITCHES}  # older files: all off
         if any(not isinstance(v, bool) for v in switches.values()):
             raise ValueError(f"switches must be true or false, got {switches}")
-        net = DualResNet(in_planes=zero_features.NUM_PLANES, blocks=int(config["blocks"]),
+        in_planes = zero_features.num_planes(config.get("inputs", "stones"))  # older files: 17 planes
+        net = DualResNet(in_planes=in_planes, blocks=int(config["blocks"]),
                          filters=int(config["filters"]), value_hidden=int(config["value_hidden"]), **switches)
         size, komi = int(config["board_size"]), float(config["komi"])
     except (KeyError, TypeError, ValueError) as e:

@@ -233,7 +233,6 @@ def untrained_network(seed: int = 0, blocks: int = 1, filters: int = 16) -> Netw
                    history=8, name="untrained")
 
 
-_ZERO_PLANES = "features.zero_planes"  # the input planes of the networks below, in their Network.key
 
 SHIPPED_NETWORK = "zero_9x9.msgpack"
 """The file name, in ``alphago_jax/data/``, of the network shipped with the package."""
@@ -264,8 +263,9 @@ def saved_network(saved, name: str) -> Network:
 
     # The search reads the policy and the value only; analysis (kata-analyze) reads the
     # auxiliary heads of a network that has them.
-    return Network(apply=policy_value_apply(saved.net), planes=features.zero_planes, variables=variables,
-                   history=8, name=name, key=f"policy_value_apply({saved.net!r}), {_ZERO_PLANES}",
+    return Network(apply=policy_value_apply(saved.net), planes=features.zero.planes_function(saved.inputs),
+                   variables=variables, history=8, name=name,
+                   key=f"policy_value_apply({saved.net!r}), features.zero.INPUTS[{saved.inputs!r}]",
                    aux=saved.net.apply if saved.net.has_aux else None)
 
 

@@ -34,7 +34,9 @@ class ZeroConfig:
       komi: points added to white's score.
       max_moves: moves after which a game ends (None: Go's ``2 * size * size``).
       pass_after: no pass before this move unless nothing else is legal (0: the plain rules).
-      blocks: residual blocks of the ``DualResNet`` on AlphaGo Zero's 17 planes.
+      inputs: the network's input planes (``features.zero.INPUTS``): ``"stones"``, AlphaGo Zero's 17;
+        ``"liberties"``, those and 6 planes of chains with 1, 2, 3+ liberties (KataGo's inputs).
+      blocks: residual blocks of the ``DualResNet``.
       filters: channels of its convolutions.
       value_hidden: hidden units of its value head.
       ownership_weight: > 0: KataGo's ownership head (Wu 2019) and its loss term, with this weight.
@@ -90,6 +92,7 @@ class ZeroConfig:
     komi: float = 0.5
     max_moves: int | None = None
     pass_after: int = 0
+    inputs: str = "stones"
     blocks: int = 2
     filters: int = 32
     value_hidden: int = 32
@@ -153,6 +156,8 @@ class ZeroConfig:
         checks.number(self, "ownership_weight", ">= 0")
         checks.number(self, "score_weight", ">= 0")
         checks.flags(self, "global_pool", "size_agnostic")
+        checks.require(self, "inputs", self.inputs in features.zero.INPUTS,
+                       f"must be one of {', '.join(features.zero.INPUTS)}")
         checks.require(self, "filters", self.filters >= 2 or not (self.global_pool or self.size_agnostic),
                        "must be at least 2 with global_pool or size_agnostic (some channels pool, the others "
                        "get the bias)")
@@ -243,9 +248,14 @@ class ZeroConfig:
                                       pass_after=self.pass_after), boards=8)
 
     @property
+    def input_planes(self):
+        """One state -> float32[S, S, C], the network's input planes (``inputs``)."""
+        return features.zero.planes_function(self.inputs)
+
+    @property
     def net(self) -> nets.DualResNet:
         """The dual network, with the auxiliary heads whose weights are > 0."""
-        return nets.DualResNet(in_planes=features.zero.NUM_PLANES, blocks=self.blocks, filters=self.filters,
+        return nets.DualResNet(in_planes=features.zero.num_planes(self.inputs), blocks=self.blocks, filters=self.filters,
                                value_hidden=self.value_hidden, ownership=self.ownership_weight > 0,
                                score=self.score_weight > 0, global_pool=self.global_pool,
                                size_agnostic=self.size_agnostic)

@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
-from alphago_jax import features, nets
+from alphago_jax import nets
 from alphago_jax.search import make_search, network_evaluator
 from alphago_jax.train import replay
 from alphago_jax.zero.external_eval import GnuGoMatch
@@ -201,12 +201,13 @@ def _games_init(config: ZeroConfig, w: int) -> tuple[replay.ReplayBuffer, SelfPl
     """An empty replay buffer and fresh self-play games of ``config``'s board size, per worker."""
     points = config.board_size * config.board_size
     example = replay.Examples(
-        planes=jnp.zeros((config.board_size, config.board_size, features.zero.NUM_PLANES), jnp.uint8),
+        planes=jnp.zeros((config.board_size, config.board_size, config.net.in_planes), jnp.uint8),
         policy=jnp.zeros((config.game.num_actions,), jnp.float32), value=jnp.float32(0),
         ownership=jnp.zeros((points,), jnp.int8) if config.net.ownership else None,  # the heads' targets
         score=jnp.float32(0) if config.net.score else None)
     return (_per_worker(replay.replay_init(config.replay_capacity // w, example), w),
-            _per_worker(selfplay_init(config.game, config.selfplay_batch // w, config.resign_threshold), w))
+            _per_worker(selfplay_init(config.game, config.selfplay_batch // w, config.resign_threshold,
+                                      inputs=config.inputs), w))
 
 
 def build(config: ZeroConfig, mesh=None) -> Programs:
@@ -223,7 +224,7 @@ def build(config: ZeroConfig, mesh=None) -> Programs:
         return jax.shard_map(jax.vmap(f, in_axes=in_axes), mesh=mesh, in_specs=in_specs, out_specs=split_spec,
                              check_vma=False)
 
-    evaluator = network_evaluator(nets.policy_value_apply(net), features.zero_planes, symmetries=config.symmetries)
+    evaluator = network_evaluator(nets.policy_value_apply(net), config.input_planes, symmetries=config.symmetries)
     sp_search = make_search(game, evaluator, config.selfplay_search)
 
     state_sharding = RunState(train=rep, replay=split, selfplay=split, best=rep, best_elo=rep, key=rep, iteration=rep,

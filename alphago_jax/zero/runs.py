@@ -12,6 +12,7 @@ import jax
 import numpy as np
 
 from alphago_jax import nets
+from alphago_jax.features import zero as zero_features
 from alphago_jax.train.jobs import checkpoint_dir
 from alphago_jax.train.checkpoint import Checkpointer, CheckpointError
 from alphago_jax.train.metrics import plot_metrics, read_metrics
@@ -80,11 +81,12 @@ def init_network(source, config: ZeroConfig):
     (its latest network), or a warm-start directory (holding ``WARM_START_FILE``). Returns a
     ``nets.saved.SavedNetwork`` of ``config.net``: auxiliary heads the run has and the source
     lacks (e.g. the shipped network, a warm start) start freshly initialised; heads the source
-    has and the run lacks are dropped.
+    has and the run lacks are dropped. A run whose input planes extend the source's (``inputs=
+    liberties`` from a ``stones`` network) gets the new planes' weights at zero (``_widened``).
 
     Raises:
-      ValueError: naming ``source``: nothing usable there, or a network of another shape or
-        board size than ``config``'s.
+      ValueError: naming ``source``: nothing usable there, or a network of another shape,
+        inputs or board size than ``config``'s.
     """
     from alphago_jax.nets.saved import load_network
 
@@ -103,10 +105,12 @@ def init_network(source, config: ZeroConfig):
 
     def described(n, size):
         sizes = ", ".join(f"{k}={getattr(n, k)}" for k in shape)
-        return (sizes + (", global pooling" if n.global_pool else "")
+        return (f"{sizes}, inputs={zero_features.inputs_of(n.in_planes)}" + (", global pooling" if n.global_pool else "")
                 + (", size-agnostic heads" if n.size_agnostic else "") + f", board {size}")
 
-    if any(getattr(want, k) != getattr(got, k) for k in shape + ("global_pool", "size_agnostic")):
+    names = [zero_features.INPUTS[zero_features.inputs_of(n.in_planes)] for n in (got, want)]
+    if (any(getattr(want, k) != getattr(got, k) for k in shape + ("global_pool", "size_agnostic"))
+            or names[1][:len(names[0])] != names[0]):
         raise ValueError(f"--init {source}: its network ({described(got, saved.board_size)}) does not fit this "
                          f"run's ({described(want, config.board_size)}); set the run's sizes to match")
     if not saved.plays(config.board_size):
@@ -114,6 +118,8 @@ def init_network(source, config: ZeroConfig):
                          f"and its heads are sized for that board, so it cannot start a {config.board_size}x"
                          f"{config.board_size} run; only a size-agnostic network (size_agnostic=true) moves "
                          "between board sizes")
+    if want.in_planes != got.in_planes:
+        saved = _widened(saved, want.in_planes)
     if (want.ownership, want.score) == (got.ownership, got.score):
         return saved
     fresh = jax.jit(nets.init_variables, static_argnums=(0, 2))(want, jax.random.PRNGKey(config.seed),
@@ -123,6 +129,17 @@ def init_network(source, config: ZeroConfig):
     variables = {col: {name: saved.variables[col].get(name, module) for name, module in fresh[col].items()}
                  for col in fresh}
     return dataclasses.replace(saved, net=want, variables=variables)
+
+
+def _widened(saved, in_planes: int):
+    """``saved`` (a ``SavedNetwork``) reading ``in_planes`` input planes, its own first: the stem's
+    weights on the new planes are zero, so it computes what it did until training moves them."""
+    params = dict(saved.variables["params"])
+    kernel = params["stem_conv"]["kernel"]  # [3, 3, planes, filters]
+    extra = np.zeros(kernel.shape[:2] + (in_planes - kernel.shape[2], kernel.shape[3]), kernel.dtype)
+    params["stem_conv"] = {**params["stem_conv"], "kernel": np.concatenate([kernel, extra], axis=2)}
+    return dataclasses.replace(saved, net=saved.net.clone(in_planes=in_planes),
+                               variables={**saved.variables, "params": params})
 
 
 def network_chain(saved) -> list[dict]:

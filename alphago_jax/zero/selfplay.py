@@ -130,7 +130,8 @@ class SelfPlay:
 
     Attributes:
       games: the game states, a ``HistoryState`` batch [B].
-      planes: uint8[B, T, S, S, 17], the input planes of each recorded position.
+      planes: uint8[B, T, S, S, C], the input planes of each recorded position (C: those of the
+        ``inputs`` of ``selfplay_init``).
       policy: float32[B, T, A], the search's policy target there (``SearchOutput.policy_target``:
         the visit distribution, or Gumbel search's improved policy).
       player: int8[B, T], the player to move there (+1 black, -1 white).
@@ -181,13 +182,15 @@ def random_starts(game, key, batch: int, moves: int, fraction: float):
     return jax.lax.fori_loop(0, moves, one, games)
 
 
-def selfplay_init(game: WithHistory, batch: int, resign_threshold: float | None = None) -> SelfPlay:
-    """``batch`` new games with empty trajectories (length ``game.max_moves``); resignation below
-    ``resign_threshold`` (None: never) where ``selfplay_move`` is asked to resign."""
+def selfplay_init(game: WithHistory, batch: int, resign_threshold: float | None = None,
+                  inputs: str = "stones") -> SelfPlay:
+    """``batch`` new games with empty trajectories (length ``game.max_moves``) of the input planes
+    ``inputs`` (``features.zero.INPUTS``); resignation below ``resign_threshold`` (None: never)
+    where ``selfplay_move`` is asked to resign."""
     t, s, a = game.max_moves, game.size, game.num_actions
     return SelfPlay(
         games=_fresh_games(game, batch),
-        planes=jnp.zeros((batch, t, s, s, features.zero.NUM_PLANES), jnp.uint8),
+        planes=jnp.zeros((batch, t, s, s, features.zero.num_planes(inputs)), jnp.uint8),
         policy=jnp.zeros((batch, t, a), jnp.float32),
         player=jnp.zeros((batch, t), jnp.int8),
         actions=jnp.zeros((batch, t), jnp.int32),
@@ -239,6 +242,11 @@ def flush_finished(buffer: replay.ReplayBuffer, sp: SelfPlay, done: jax.Array, r
                         lambda: buffer)
 
 
+def _planes_of(sp: SelfPlay) -> Callable:
+    """One state -> its input planes: those ``selfplay_init`` sized ``sp.planes`` for."""
+    return features.zero.planes_function(features.zero.inputs_of(sp.planes.shape[-1]))
+
+
 def selfplay_move(game: WithHistory, search, params, sp: SelfPlay, buffer: replay.ReplayBuffer, key,
                   full: jax.Array | None = None, *, fast_search=None, resign: bool = False,
                   no_resign_fraction: float = 0.1, fresh=None) -> tuple[SelfPlay, replay.ReplayBuffer, dict]:
@@ -277,7 +285,7 @@ def selfplay_move(game: WithHistory, search, params, sp: SelfPlay, buffer: repla
         full = jnp.ones((), bool)
     else:
         out = jax.lax.cond(full, lambda: search(params, sp.games, key), lambda: fast_search(params, sp.games, key))
-    planes = jax.vmap(features.zero_planes)(sp.games).astype(jnp.uint8)
+    planes = jax.vmap(_planes_of(sp))(sp.games).astype(jnp.uint8)
 
     def record(store, row, value):  # one game: store[row] = value
         return jax.lax.dynamic_update_index_in_dim(store, value.astype(store.dtype), row, 0)

@@ -70,7 +70,7 @@ def _moves_of(record: sgf.GameRecord, size: int) -> list[int] | str:
 
 
 def record_examples(sources: Iterable, *, size: int = 9, komi: float = 7.5, batch: int = 256,
-                    max_records: int | None = None) -> RecordExamples:
+                    max_records: int | None = None, inputs: str = "stones") -> RecordExamples:
     """Every position (before each recorded move) of the SGF records in ``sources``.
 
     Args:
@@ -78,6 +78,7 @@ def record_examples(sources: Iterable, *, size: int = 9, komi: float = 7.5, batc
       size, komi: the game the planes are made for (komi does not enter the planes).
       batch: records replayed together in one compiled scan.
       max_records: read at most this many records (None: all).
+      inputs: the input planes made (``features.zero.INPUTS``).
 
     Raises:
       ValueError: ``sources`` hold no SGF file, or no record that can be used (the first
@@ -111,7 +112,7 @@ def record_examples(sources: Iterable, *, size: int = 9, komi: float = 7.5, batc
     padded = np.full((len(actions), length), -1, np.int32)
     for i, m in enumerate(actions):
         padded[i, :len(m)] = m
-    replay_fn = _replayer(game)
+    replay_fn = _replayer(game, inputs)
     planes, policy, value, kept_games = [], [], [], []
     for lo in range(0, len(actions), batch):
         chunk = padded[lo:lo + batch]
@@ -138,7 +139,8 @@ def record_examples(sources: Iterable, *, size: int = 9, komi: float = 7.5, batc
     return RecordExamples(examples, np.concatenate(kept_games), len(kept_games), skipped, tuple(reasons))
 
 
-def teacher_examples(folder, *, size: int = 9, komi: float = 7.5, batch: int = 256) -> RecordExamples:
+def teacher_examples(folder, *, size: int = 9, komi: float = 7.5, batch: int = 256,
+                     inputs: str = "stones") -> RecordExamples:
     """Positions of records written with a teacher's outputs beside each: ``NAME.sgf`` and
     ``NAME.npz`` (``experiments/katago_teacher.py``: policy float16[T, A], value, score
     float32[T], ownership float16[T, S*S], all for the player to move before each of the T
@@ -152,7 +154,7 @@ def teacher_examples(folder, *, size: int = 9, komi: float = 7.5, batch: int = 2
     records = [p for p in sorted(folder.rglob("*.sgf")) if p.with_suffix(".npz").is_file()]
     if not records:
         raise ValueError(f"{folder}: no SGF record with a teacher's .npz beside it")
-    data = record_examples(records, size=size, komi=komi, batch=batch)
+    data = record_examples(records, size=size, komi=komi, batch=batch, inputs=inputs)
     if data.skipped:
         raise ValueError(f"{folder}: {data.skipped} teacher records cannot be used ({'; '.join(data.reasons)})")
     arrays = []
@@ -174,10 +176,11 @@ def has_teacher(folder) -> bool:
     return folder.is_dir() and any(p.with_suffix(".sgf").is_file() for p in folder.rglob("*.npz"))
 
 
-def _replayer(game: WithHistory) -> Callable:
-    """Jitted ``actions int32[B, T] (-1 past the end) -> (planes uint8[B, T, S, S, 17], legal
-    bool[B, T] (every move so far was legal), to_play int8[B, T])``."""
-    planes_of, step, legal_of = (jax.vmap(f) for f in (features.zero_planes, game.step, game.legal_action_mask))
+def _replayer(game: WithHistory, inputs: str) -> Callable:
+    """Jitted ``actions int32[B, T] (-1 past the end) -> (planes uint8[B, T, S, S, C] of ``inputs``,
+    legal bool[B, T] (every move so far was legal), to_play int8[B, T])``."""
+    planes_fn = features.zero.planes_function(inputs)
+    planes_of, step, legal_of = (jax.vmap(f) for f in (planes_fn, game.step, game.legal_action_mask))
 
     @jax.jit
     def run(actions):

@@ -122,17 +122,22 @@ def test_selfplay_records_the_networks_planes():
     game, net = config.game, config.net
     variables = jax.jit(lambda k: nets.init_variables(net, k, size=5))(jax.random.PRNGKey(1))
     evaluator = network_evaluator(lambda v, x: net.apply(v, x), planes.liberty_planes)
-    move = jax.jit(functools.partial(selfplay.selfplay_move, game, make_search(game, evaluator, config.selfplay_search)))
+    search = make_search(game, evaluator, config.selfplay_search)
+    move = jax.jit(functools.partial(selfplay.selfplay_move, game, search))
     sp = selfplay.selfplay_init(game, 2, inputs="liberties")
     assert sp.planes.shape == (2, 12, 5, 5, 23)
     buffer = replay.replay_init(64, replay.Examples(jnp.zeros((5, 5, 23), jnp.uint8), jnp.zeros(26), jnp.float32(0)))
     for t in range(6):
         sp, buffer, _ = move(variables, sp, buffer, jax.random.PRNGKey(t))
-    for b in range(2):
+    checked = 0
+    for b in range(2):  # each recorded position's planes are those of the position replayed
         state = game.init()
         for i, a in enumerate(np.asarray(sp.actions[b, :int(sp.length[b])])):
-            np.testing.assert_array_equal(np.asarray(sp.planes[b, i]), np.asarray(planes.liberty_planes(state), np.uint8))
+            want = np.asarray(planes.liberty_planes(state), np.uint8)
+            np.testing.assert_array_equal(np.asarray(sp.planes[b, i]), want)
             state = game.step(state, int(a))
+            checked += 1
+    assert checked >= 6 and np.asarray(sp.planes[..., 17:]).any()
 
 
 def test_a_run_trains_and_exports_the_planes_it_was_set_to(tmp_path):

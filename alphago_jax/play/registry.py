@@ -233,7 +233,6 @@ def untrained_network(seed: int = 0, blocks: int = 1, filters: int = 16) -> Netw
                    history=8, name="untrained")
 
 
-
 SHIPPED_NETWORK = "zero_9x9.msgpack"
 """The file name, in ``alphago_jax/data/``, of the network shipped with the package."""
 

@@ -255,10 +255,10 @@ class ZeroConfig:
     @property
     def net(self) -> nets.DualResNet:
         """The dual network, with the auxiliary heads whose weights are > 0."""
-        return nets.DualResNet(in_planes=features.zero.num_planes(self.inputs), blocks=self.blocks, filters=self.filters,
-                               value_hidden=self.value_hidden, ownership=self.ownership_weight > 0,
-                               score=self.score_weight > 0, global_pool=self.global_pool,
-                               size_agnostic=self.size_agnostic)
+        return nets.DualResNet(in_planes=features.zero.num_planes(self.inputs), blocks=self.blocks,
+                               filters=self.filters, value_hidden=self.value_hidden,
+                               ownership=self.ownership_weight > 0, score=self.score_weight > 0,
+                               global_pool=self.global_pool, size_agnostic=self.size_agnostic)
 
     @property
     def selfplay_search(self) -> SearchConfig:

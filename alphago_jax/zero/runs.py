@@ -105,14 +105,15 @@ def init_network(source, config: ZeroConfig):
 
     def described(n, size):
         sizes = ", ".join(f"{k}={getattr(n, k)}" for k in shape)
-        return (f"{sizes}, inputs={zero_features.inputs_of(n.in_planes)}" + (", global pooling" if n.global_pool else "")
+        return (f"{sizes}, inputs={zero_features.inputs_of(n.in_planes)}"
+                + (", global pooling" if n.global_pool else "")
                 + (", size-agnostic heads" if n.size_agnostic else "") + f", board {size}")
 
     names = [zero_features.INPUTS[zero_features.inputs_of(n.in_planes)] for n in (got, want)]
     if (any(getattr(want, k) != getattr(got, k) for k in shape + ("global_pool", "size_agnostic"))
             or names[1][:len(names[0])] != names[0]):
         raise ValueError(f"--init {source}: its network ({described(got, saved.board_size)}) does not fit this "
-                         f"run's ({described(want, config.board_size)}); set the run's sizes to match")
+                         f"run's ({described(want, config.board_size)}); set the run's sizes and inputs to match")
     if not saved.plays(config.board_size):
         raise ValueError(f"--init {source}: its network was trained on {saved.board_size}x{saved.board_size} "
                          f"and its heads are sized for that board, so it cannot start a {config.board_size}x"

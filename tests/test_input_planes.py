@@ -72,7 +72,7 @@ def test_files_keep_their_inputs_and_players_follow_them(liberty_file, tmp_path)
     saved = load_network(path)
     assert saved.inputs == "liberties" and saved.net == LIBERTIES.net
     network = registry.saved_network(saved, "lib")
-    assert network.planes is planes.liberty_planes and "liberties" in network.key
+    assert network.planes is planes.liberty_planes and "liberty_planes" in network.key
     assert registry.saved_network(load_network(registry.shipped_network_path()), "shipped").planes is planes.zero_planes
     # A file without the field (written before it existed) has the 17 planes.
     record = serialization.msgpack_restore(path.read_bytes())

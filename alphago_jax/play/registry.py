@@ -262,9 +262,9 @@ def saved_network(saved, name: str) -> Network:
 
     # The search reads the policy and the value only; analysis (kata-analyze) reads the
     # auxiliary heads of a network that has them.
-    return Network(apply=policy_value_apply(saved.net), planes=features.zero.planes_function(saved.inputs),
-                   variables=variables, history=8, name=name,
-                   key=f"policy_value_apply({saved.net!r}), features.zero.INPUTS[{saved.inputs!r}]",
+    planes = features.zero.planes_function(saved.inputs)
+    return Network(apply=policy_value_apply(saved.net), planes=planes, variables=variables, history=8, name=name,
+                   key=f"policy_value_apply({saved.net!r}), features.zero.{planes.__name__}",
                    aux=saved.net.apply if saved.net.has_aux else None)
 
 

@@ -91,6 +91,12 @@ def chain_stats(board, chain_id, size: int):
     return sizes, libs
 
 
+def stone_liberties(board, chain_id, size: int):
+    """int32[N]: the liberties of each stone's chain (``chain_stats``), 0 on empty points."""
+    _, libs = chain_stats(board, chain_id, size)
+    return jnp.where(board != 0, libs[chain_id.astype(jnp.int32)], 0)
+
+
 @functools.lru_cache(maxsize=None)
 def _adjacency(size: int) -> np.ndarray:
     """bool[N, N]: orthogonal adjacency of points."""
@@ -173,8 +179,7 @@ def alphago_planes(state, value_net: bool = False, ladders: bool = True) -> jnp.
     stone = b != 0
     legal = state.legal[:n]
 
-    sizes, libs = chain_stats(board, chain_id, size)
-    chain_libs = libs[jnp.where(stone, chain_id.astype(jnp.int32), n)]
+    chain_libs = stone_liberties(board, chain_id, size)
     age = state.move_count - state.placed_at + 1
     captured, libs_after, new_size = what_if(board, chain_id, atari_lib, to_play, size)
     if ladders:
@@ -340,8 +345,7 @@ def _ladder_items(board, chain_id, atari_lib, to_play, legal, size: int):
     b = board.astype(jnp.int32)
     cid = chain_id.astype(jnp.int32)
     p = to_play.astype(jnp.int32)
-    _, libs = chain_stats(board, chain_id, size)
-    chain_libs = libs[jnp.where(b != 0, cid, n)]
+    chain_libs = stone_liberties(board, chain_id, size)
     nb_cid = grid.neighbours(cid, size, -1)
     nb_b = grid.neighbours(b, size, _EDGE)
     nb_libs = grid.neighbours(chain_libs, size, 0)

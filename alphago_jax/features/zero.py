@@ -56,11 +56,9 @@ def zero_planes(state) -> jnp.ndarray:
 
 def _liberty_planes(state, size: int) -> jnp.ndarray:
     """float32[N, 6]: the mover's stones in chains of 1, 2, >= 3 liberties, then the opponent's."""
-    n = size * size
     b = state.board.astype(jnp.int32)
     p = state.to_play.astype(jnp.int32)
-    _, libs = alphago.chain_stats(state.board, state.chain_id, size)
-    chain_libs = libs[jnp.where(b != 0, state.chain_id.astype(jnp.int32), n)]
+    chain_libs = alphago.stone_liberties(state.board, state.chain_id, size)
     planes = [(b == colour) & ((chain_libs == k) if k < 3 else (chain_libs >= 3))
               for colour in (p, -p) for k in (1, 2, 3)]
     return jnp.stack(planes, axis=1).astype(jnp.float32)

@@ -264,7 +264,7 @@ def test_gnugo_as_a_player(gnugo_path):
         assert set(gnugo.client.send("list_stones black").split()) == {"C3", "G7"}
 
 
-def test_default_player_is_the_shipped_network_on_its_board_and_mcts_elsewhere():
+def test_default_player_is_a_shipped_network_on_its_board_and_mcts_elsewhere():
     from alphago_jax.nets.saved import load_network
 
     saved = load_network(registry.shipped_network_path())  # a file in the package, as installed
@@ -277,13 +277,20 @@ def test_default_player_is_the_shipped_network_on_its_board_and_mcts_elsewhere()
         assert player.ownership().shape == (81,)
         d = player.genmove(BLACK)
         assert 0 <= d.action <= 81 and player.current.pos.moves[-1] == (BLACK, d.action)
-        player.new_game(5, 0.5)  # another size: pure MCTS
+        player.new_game(19, 7.5)  # the shipped 19x19 network
+        assert player.name == "shipped:19-search8"
+        assert 0 <= player.genmove(BLACK).action <= 361
+        player.new_game(5, 0.5)  # a size with no shipped network: pure MCTS
         assert player.name == "mcts8"
         assert 0 <= player.genmove(BLACK).action <= 25
         player.undo()
         assert player.current.pos.moves == []
-    with pytest.raises(ValueError, match="shipped takes no argument"):
-        registry.make_player("net:net=shipped:3")
+    saved19 = load_network(registry.shipped_network_path(19))
+    assert saved19.board_size == 19 and saved19.net.size_agnostic and saved19.info["chain"]
+    with pytest.raises(ValueError, match="shipped takes a board size"):
+        registry.make_player("net:net=shipped:x")
+    with pytest.raises(ValueError, match="no network is shipped for 13x13; shipped: 9x9, 19x19"):
+        registry.make_player("net:net=shipped:13")
 
 
 def test_reseed_restarts_the_random_stream():

@@ -15,14 +15,14 @@ import sys
 import threading
 
 DEFAULT_PLAYER = "default"
-"""The player of ``gtp`` and ``play`` when none is named: the shipped network on 9x9, pure MCTS
-on other sizes."""
+"""The player of ``gtp`` and ``play`` when none is named: the shipped networks on 9x9 and 19x19,
+pure MCTS on other sizes."""
 
 DEFAULT_OPENINGS = 2  # arena.DEFAULT_OPENINGS, written here so that parsing the command line imports no JAX
 TACTICS_CATEGORIES = ("capture-to-save", "capturing-race", "ladder", "snapback", "net", "throw-in", "connect",
                       "life-and-death", "cleanup")  # tactics.CATEGORIES, likewise
 
-PLAYER_HELP = ("a player: default (the shipped 9x9 network; pure MCTS on other sizes), random, "
+PLAYER_HELP = ("a player: default (the shipped 9x9 and 19x19 networks; pure MCTS on other sizes), random, "
                "mcts[:sims=N,nodes=N,c_puct=X,seed=N], net[:net=SOURCE,sims=N,...], checkpoint:PATH[,sims=N], "
                "policy[:net=SOURCE], alphago[:dir=DIR,sims=N,lam=X], grave[:playouts=N], mcps[:playouts=N], "
                "gnugo[:level=N], katago[:visits=N,size=N] (after alphago-jax katago install), "

@@ -3,8 +3,8 @@
 A player spec is ``KIND`` or ``KIND:OPTIONS``; for most kinds the options are
 ``name=value`` pairs separated by commas::
 
-    default                         the shipped 9x9 network with search on 9x9, pure-rollout MCTS
-                                    on other sizes                     (sims, nodes, c_puct, seed)
+    default                         a shipped network with search on its board (9x9, 19x19),
+                                    pure-rollout MCTS on other sizes   (sims, nodes, c_puct, seed)
     random                          uniformly random legal moves       (seed)
     mcts:sims=200                   pure-rollout MCTS                  (sims, nodes, c_puct, seed)
     net:net=untrained,sims=64       a network with PUCT search         (net, sims, nodes, c_puct, symmetries, seed)
@@ -36,10 +36,10 @@ with a time limit and in ``lz-analyze`` (default ``8 * playouts + 1``), GRAVE's 
 (default 50) and ``bias`` (1e-5), MCPS's ``window`` (10000) and ``rho`` (30).
 
 Network sources (``net=``): ``shipped`` (the 9x9 AlphaGo Zero network in the package,
-``alphago_jax/data/zero_9x9.msgpack``), ``checkpoint:PATH`` (a file written by
-``alphago-jax export``, or a training run's directory: its latest checkpoint) and
-``untrained`` (a small randomly initialised AlphaGo Zero network, seed ``untrained:SEED``: for
-smoke tests). ``checkpoint:PATH,sims=..`` is a player: the network of PATH with search.
+``alphago_jax/data/zero_9x9.msgpack``; ``shipped:19``, the 19x19 one, ``zero_19x19.msgpack``),
+``checkpoint:PATH`` (a file written by ``alphago-jax export``, or a training run's directory: its
+latest checkpoint) and ``untrained`` (a small randomly initialised AlphaGo Zero network, seed
+``untrained:SEED``: for smoke tests). ``checkpoint:PATH,sims=..`` is a player: the network of PATH with search.
 """
 
 from __future__ import annotations
@@ -233,16 +233,21 @@ def untrained_network(seed: int = 0, blocks: int = 1, filters: int = 16) -> Netw
                    history=8, name="untrained")
 
 
-SHIPPED_NETWORK = "zero_9x9.msgpack"
-"""The file name, in ``alphago_jax/data/``, of the network shipped with the package."""
+SHIPPED_NETWORKS = {9: "zero_9x9.msgpack", 19: "zero_19x19.msgpack"}
+"""The file names, in ``alphago_jax/data/``, of the networks shipped with the package, by the
+board size each is the ``default`` player's network on."""
+SHIPPED_NETWORK = SHIPPED_NETWORKS[9]
 
 
-def shipped_network_path():
-    """Where the shipped network file is (``importlib.resources``; it may not exist in a
+def shipped_network_path(size: int = 9):
+    """Where the shipped network for ``size`` is (``importlib.resources``; it may not exist in a
     checkout that has not fetched it)."""
     import importlib.resources
 
-    return importlib.resources.files("alphago_jax") / "data" / SHIPPED_NETWORK
+    if size not in SHIPPED_NETWORKS:
+        raise ValueError(f"no network is shipped for {size}x{size}; shipped: "
+                         f"{', '.join(f'{s}x{s}' for s in SHIPPED_NETWORKS)}")
+    return importlib.resources.files("alphago_jax") / "data" / SHIPPED_NETWORKS[size]
 
 
 def saved_network(saved, name: str) -> Network:
@@ -268,20 +273,21 @@ def saved_network(saved, name: str) -> Network:
                    aux=saved.net.apply if saved.net.has_aux else None)
 
 
-def _shipped_file():
-    """The shipped network file, loaded (``nets.saved.SavedNetwork``)."""
+def _shipped_file(size: int = 9):
+    """The shipped network file for ``size``, loaded (``nets.saved.SavedNetwork``)."""
     from alphago_jax.nets.saved import load_network
 
-    path = shipped_network_path()
+    path = shipped_network_path(size)
     if not path.is_file():
         raise ValueError(f"{path}: the shipped network file is missing from this installation")
     return load_network(path)
 
 
 def _shipped(arg: str) -> Network:
-    if arg:
-        raise ValueError(f"shipped takes no argument, got {arg!r}")
-    return saved_network(_shipped_file(), "shipped")
+    if arg and not arg.isdigit():
+        raise ValueError(f"shipped takes a board size (shipped:19), got {arg!r}")
+    size = int(arg or 9)
+    return saved_network(_shipped_file(size), "shipped" if size == 9 else f"shipped:{size}")
 
 
 def _checkpoint_network(arg: str) -> Network:
@@ -303,9 +309,11 @@ def _default(arg: str) -> Player:
     from alphago_jax.play.players import BySizePlayer
 
     options = _search_options(arg, "default", {})
-    saved = _shipped_file()
-    return BySizePlayer({saved.board_size: lambda: network_player(saved_network(saved, "shipped"), **options)},
-                        lambda: mcts_player(**options))
+
+    def shipped_player(size: int) -> Callable[[], Player]:
+        return lambda: network_player(_shipped(str(size)), **options)
+
+    return BySizePlayer({size: shipped_player(size) for size in SHIPPED_NETWORKS}, lambda: mcts_player(**options))
 
 
 def _checkpoint_player(arg: str) -> Player:
@@ -346,8 +354,8 @@ def _untrained(arg: str) -> Network:
     return untrained_network(seed)
 
 
-register_player("default", "the shipped 9x9 network with PUCT search, pure-rollout MCTS on other sizes "
-                "(sims, nodes, c_puct, seed)", _default)
+register_player("default", "a shipped network with PUCT search on its board (9x9, 19x19), pure-rollout MCTS "
+                "on other sizes (sims, nodes, c_puct, seed)", _default)
 register_player("random", "uniformly random legal moves (seed)", _random)
 register_player("mcts", "pure-rollout MCTS with tree reuse (sims, nodes, c_puct, seed)", _mcts)
 register_player("net", "a network with PUCT search (net, sims, nodes, c_puct, symmetries, seed)", _net)
@@ -368,6 +376,7 @@ register_player("grave", "GRAVE search, random playouts (playouts, nodes, ref, b
 register_player("mcps", "Monte Carlo Permutation Search (playouts, nodes, ref, window, rho, seed)", _mcps)
 
 register_network("untrained", "a small randomly initialised network (untrained:SEED)", _untrained)
-register_network("shipped", "the 9x9 AlphaGo Zero network shipped with the package", _shipped)
+register_network("shipped", "the 9x9 AlphaGo Zero network shipped with the package (shipped:19, the 19x19 one)",
+                 _shipped)
 register_network("checkpoint", "a network file (alphago-jax export) or a training run's directory: checkpoint:PATH",
                  _checkpoint_network)

@@ -236,7 +236,6 @@ def untrained_network(seed: int = 0, blocks: int = 1, filters: int = 16) -> Netw
 SHIPPED_NETWORKS = {9: "zero_9x9.msgpack", 19: "zero_19x19.msgpack"}
 """The file names, in ``alphago_jax/data/``, of the networks shipped with the package, by the
 board size each is the ``default`` player's network on."""
-SHIPPED_NETWORK = SHIPPED_NETWORKS[9]
 
 
 def shipped_network_path(size: int = 9):
@@ -283,11 +282,14 @@ def _shipped_file(size: int = 9):
     return load_network(path)
 
 
+def _shipped_network(size: int) -> Network:
+    return saved_network(_shipped_file(size), "shipped" if size == 9 else f"shipped:{size}")
+
+
 def _shipped(arg: str) -> Network:
     if arg and not arg.isdigit():
         raise ValueError(f"shipped takes a board size (shipped:19), got {arg!r}")
-    size = int(arg or 9)
-    return saved_network(_shipped_file(size), "shipped" if size == 9 else f"shipped:{size}")
+    return _shipped_network(int(arg or 9))
 
 
 def _checkpoint_network(arg: str) -> Network:
@@ -309,11 +311,9 @@ def _default(arg: str) -> Player:
     from alphago_jax.play.players import BySizePlayer
 
     options = _search_options(arg, "default", {})
-
-    def shipped_player(size: int) -> Callable[[], Player]:
-        return lambda: network_player(_shipped(str(size)), **options)
-
-    return BySizePlayer({size: shipped_player(size) for size in SHIPPED_NETWORKS}, lambda: mcts_player(**options))
+    makers = {size: functools.partial(lambda s: network_player(_shipped_network(s), **options), size)
+              for size in SHIPPED_NETWORKS}
+    return BySizePlayer(makers, lambda: mcts_player(**options))
 
 
 def _checkpoint_player(arg: str) -> Player:

@@ -109,17 +109,20 @@ def _warm_start(args) -> int:
     read = warm_start.teacher_examples if teacher else warm_start.record_examples
     data = read(args.records if teacher else [args.records], size=config.board_size, komi=config.komi,
                 inputs=config.inputs)
+    aux = data.examples.ownership is not None  # a teacher's, or records that say who owns what (TB/TW)
     print(f"{data.games} records ({data.skipped} skipped{': ' + data.reasons[0] if data.reasons else ''}), "
           f"{data.examples.value.shape[0]:,} positions"
-          + (", with a teacher's policy, value, ownership and score for each" if teacher else ""))
+          + (", with a teacher's policy, value, ownership and score for each" if teacher else
+             f", {data.owned} of them with who owns what at the end (ownership and score targets)" if aux else ""))
     init = zero.init_network(args.init, config) if args.init else None
-    # A teacher's value is an estimate of each position, not one game's result: full weight.
-    weights = (dict(value_weight=1.0, ownership_weight=config.ownership_weight, score_weight=config.score_weight)
-               if teacher else {})
+    weights = dict(ownership_weight=config.ownership_weight, score_weight=config.score_weight) if aux else {}
+    if teacher:  # a teacher's value is an estimate of each position, not one game's result: full weight
+        weights["value_weight"] = 1.0
     if args.heads_only:
-        if not (teacher and init):
-            raise ValueError("--heads-only fits the heads of an --init network to a teacher's records "
-                             "(a folder written by experiments/katago_teacher.py)")
+        if not (aux and init):
+            raise ValueError("--heads-only fits the heads of an --init network to records with ownership targets: "
+                             "a teacher's (experiments/katago_teacher.py) or records that say who owns what at "
+                             "the end (TB/TW, experiments/make_gnugo_dataset.py)")
         result = warm_start.fit_heads(data, config.net, init.variables, steps=args.steps, batch=args.batch,
                                       learning_rate=args.learning_rate, ownership_weight=config.ownership_weight,
                                       score_weight=config.score_weight, seed=config.seed,
@@ -291,7 +294,8 @@ def build_parser() -> argparse.ArgumentParser:
         "warm-start", help="AlphaGo Zero's network by supervised learning on game records, for train --init",
         description="Fit the dual network of a preset (and --set sizes) to SGF game records: the policy to "
                     "each recorded move, the value to the result; or, where a teacher's arrays lie beside the "
-                    "records (experiments/katago_teacher.py), to the teacher's policy, value, ownership and score. "
+                    "records (experiments/katago_teacher.py), to the teacher's policy, value, ownership and score; "
+                    "records that say who owns what at the end (TB/TW) also train the ownership and score heads. "
                     "Writes OUT/network.msgpack; start a run from it with `alphago-jax train --init OUT` and the "
                     "same sizes.")
     warm.add_argument("--records", required=True,
@@ -310,7 +314,8 @@ def build_parser() -> argparse.ArgumentParser:
     warm.add_argument("--learning-rate", type=float, default=1e-3,
                       help="AdamW's learning rate (default 1e-3; lower to fine-tune an --init network)")
     warm.add_argument("--heads-only", action="store_true",
-                      help="with a teacher's records and --init: fit only the ownership and score heads (--set "
+                      help="with --init and records with ownership targets (a teacher's, or TB/TW at the end): "
+                           "fit only the ownership and score heads (--set "
                            "ownership_weight=, score_weight= turn them on), the rest of the network fixed, so "
                            "its moves and values stay --init's (--learning-rate: Adam's, e.g. 1e-2)")
     warm.add_argument("--no-progress", action="store_true", help="no progress bar")

@@ -64,6 +64,9 @@ class GameRecord:
       comments: each move's comment (C), ``""`` for none, aligned with ``moves`` (or empty when
         none has one). Not compared by ``==``.
       comment: the game's own comment (the root's C), or None. Not compared by ``==``.
+      black_area, white_area: sorted flat points each side owns when the game ended, under area
+        scoring: its living stones, its territory and the other side's dead stones (TB / TW on
+        the last node); empty when the record does not say (a resignation, most records).
     """
 
     size: int
@@ -79,11 +82,23 @@ class GameRecord:
     source: str | None = dataclasses.field(default=None, compare=False)
     comments: tuple[str, ...] = dataclasses.field(default=(), compare=False)
     comment: str | None = dataclasses.field(default=None, compare=False)
+    black_area: tuple[int, ...] = ()
+    white_area: tuple[int, ...] = ()
 
     @property
     def name(self) -> str:
         """The source file, or ``"<sgf>"``: the prefix of every error message."""
         return self.source or "<sgf>"
+
+    def final_owner(self) -> np.ndarray | None:
+        """int8[size * size]: each point's owner when the game ended (``black_area`` +1,
+        ``white_area`` -1, neither 0), or None when the record does not say."""
+        if not (self.black_area or self.white_area):
+            return None
+        owner = np.zeros(self.size * self.size, np.int8)
+        owner[list(self.black_area)] = BLACK
+        owner[list(self.white_area)] = WHITE
+        return owner
 
     def setup_board(self) -> np.ndarray:
         """int8[size * size]: the setup stones, +1 black, -1 white, 0 empty."""
@@ -197,8 +212,10 @@ def load(path_or_bytes, *, require_moves: bool = True) -> GameRecord:
     black_setup = tuple(sorted(_to_point(p, size) for p in ab - ae))
     white_setup = tuple(sorted(_to_point(p, size) for p in aw - ae))
 
-    moves, comments = [], []
+    moves, comments, area = [], [], ((), ())
     for depth, node in enumerate(game.get_main_sequence()):
+        if node.has_property("TB") or node.has_property("TW"):
+            area = _area(node, size, name)
         if depth > 0 and node.has_setup_stones():
             raise SGFError(
                 f"{name}: setup stones (AB/AW/AE) after the root node: "
@@ -222,8 +239,20 @@ def load(path_or_bytes, *, require_moves: bool = True) -> GameRecord:
         white_setup=white_setup, first_player=first, moves=tuple(moves), result=result,
         black_name=black_name, white_name=white_name, source=source,
         comments=tuple(comments) if any(comments) else (),
-        comment=_comment(root),
+        comment=_comment(root), black_area=area[0], white_area=area[1],
     )
+
+
+def _area(node, size: int, name: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(black, white) sorted flat points of a node's TB and TW."""
+    try:
+        black, white = (tuple(sorted(_to_point(p, size) for p in (node.get(k) if node.has_property(k) else ())))
+                        for k in ("TB", "TW"))
+    except ValueError:
+        raise SGFError(f"{name}: TB/TW off the board or malformed") from None
+    if set(black) & set(white):
+        raise SGFError(f"{name}: a point is in both TB and TW")
+    return black, white
 
 
 # --------------------------------------------------------------------------------- replay
@@ -329,7 +358,7 @@ def replay(record: GameRecord, game: Go | None = None, *, all_states: bool = Fal
 # --------------------------------------------------------------------------------- writing
 def dump(record: GameRecord) -> bytes:
     """The record as SGF (FF[4], UTF-8): SZ, KM, HA, PB, PW, RE, C, AB, AW, PL if needed, moves
-    (with their comments)."""
+    (with their comments), TB and TW on the last node if the record has an area."""
     size = record.size
     game = sgf.Sgf_game(size=size)
     root = game.get_root()
@@ -351,6 +380,10 @@ def dump(record: GameRecord) -> bytes:
         node.set_move(_SGF_COLOUR[colour], _to_row_col(action, size))
         if i < len(record.comments) and record.comments[i]:
             node.set("C", record.comments[i])
+    last = game.get_last_node()
+    for ident, points in (("TB", record.black_area), ("TW", record.white_area)):
+        if points:
+            last.set(ident, {_to_row_col(p, size) for p in points})
     return game.serialise()
 
 
@@ -381,16 +414,20 @@ def record_from_moves(
     result: str | None = None,
     black_name: str | None = None,
     white_name: str | None = None,
+    black_area: Sequence[int] = (),
+    white_area: Sequence[int] = (),
 ) -> GameRecord:
     """A record of ``actions`` (in ``[0, game.num_actions)``) from the empty board, colours
-    alternating from black; legality is ``replay``'s to check."""
+    alternating from black, and the points each side owns at the end (``GameRecord.black_area``);
+    legality is ``replay``'s to check."""
     moves = tuple((BLACK if i % 2 == 0 else WHITE, int(a)) for i, a in enumerate(actions))
     for i, (_, a) in enumerate(moves):
         if not 0 <= a < game.num_actions:
             raise ValueError(f"action {a} at move {i + 1} is outside [0, {game.num_actions})")
     return GameRecord(
         size=game.size, komi=game.komi, moves=moves, result=result,
-        black_name=black_name, white_name=white_name)
+        black_name=black_name, white_name=white_name,
+        black_area=tuple(sorted(map(int, black_area))), white_area=tuple(sorted(map(int, white_area))))
 
 
 # ------------------------------------------------------------------ records in bulk

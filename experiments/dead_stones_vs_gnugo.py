@@ -1,9 +1,10 @@
 """Dead stones at the end of finished games: a player's ownership head against GNU Go's judgement.
 
-GNU Go 3.8 (level 10) reads each record of a folder (``loadsgf``) and answers
-``final_status_list dead`` and ``final_score``; the player (default: the shipped network) follows
-the same moves and names its dead stones from its ownership head (``play.dead_stones``, what the
-GTP engine's ``final_status_list dead`` answers). The table gives, over the games:
+GNU Go 3.8 (level 10) reads each record of a folder (``loadsgf``; ``--played-out``: only those
+that end in two passes) and answers ``final_status_list dead`` and ``final_score``; the player
+(default: the shipped network of the record's size) follows the same moves and names its dead
+stones from its ownership head (``play.dead_stones``, what the GTP engine's ``final_status_list
+dead`` answers). The table gives, over the games:
 
 - the games whose two sets of dead stones are the same;
 - GNU Go's dead stones the player also calls dead, and the player's that GNU Go calls alive;
@@ -12,6 +13,7 @@ GTP engine's ``final_status_list dead`` answers). The table gives, over the game
 
     python experiments/dead_stones_vs_gnugo.py                       # 200 GNU Go self-play games
     python experiments/dead_stones_vs_gnugo.py --games 50 --player checkpoint:run/network.msgpack
+    python experiments/dead_stones_vs_gnugo.py --records gnugo19 --played-out --games 40
     python experiments/dead_stones_vs_gnugo.py --smoke               # 3 games, 8 simulations
 """
 
@@ -38,14 +40,21 @@ def _vertices(reply: str, size: int) -> set[int]:
     return {grid.from_vertex(v, size) for v in reply.split()}
 
 
+def _played_out(record: sgf.GameRecord) -> bool:
+    """Whether the game ended in two passes (not a resignation): its dead stones are on the board."""
+    return [a for _, a in record.moves[-2:]] == [record.size * record.size] * 2
+
+
 def _winner(score: float) -> int:
     return int(np.sign(score))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--records", type=pathlib.Path, default=RECORDS, help="a folder of finished 9x9 SGF games")
+    ap.add_argument("--records", type=pathlib.Path, default=RECORDS, help="a folder of finished SGF games (any board size)")
     ap.add_argument("--games", type=int, default=200, help="the first N records (default 200)")
+    ap.add_argument("--played-out", action="store_true",
+                    help="only the records that end in two passes (resigned games left out)")
     ap.add_argument("--player", default="default", help="a player spec with an ownership head (default: shipped)")
     ap.add_argument("--threshold", type=float, default=DEAD_BELOW,
                     help=f"a chain is dead below minus this mean ownership (default {DEAD_BELOW}, the engine's)")
@@ -56,9 +65,10 @@ def main() -> None:
     gnugo = find_gnugo()
     if gnugo is None:
         sys.exit("GNU Go is not installed (apt-get install -y gnugo)")
-    paths = sorted(args.records.glob("*.sgf"))[: args.games]
+    paths = [p for p in sorted(args.records.glob("*.sgf")) if not args.played_out or _played_out(sgf.load(p))]
+    paths = paths[: args.games]
     if not paths:
-        sys.exit(f"{args.records}: no SGF records")
+        sys.exit(f"{args.records}: no SGF records{' that end in two passes' if args.played_out else ''}")
     t0 = time.perf_counter()
     same = both = theirs = ours_only = tt_right = ours_right = 0
     with make_player(args.player) as player:

@@ -4,7 +4,9 @@ Each game: a fresh board, ``0..--opening`` random legal moves (GNU Go's ``all_le
 games differ, then GNU Go plays both colours, each move at a level drawn for that colour from
 ``--levels`` (mixed strengths), until two passes, a resignation or ``3 * size * size`` moves (``--max-moves``: fewer, and a game
 cut there has no result). The result (RE) is GNU Go's ``final_score`` under area scoring
-(``--chinese-rules``), or the resignation. Games are written one file each (``game-00042.sgf``), atomically, by ``--workers``
+(``--chinese-rules``), or the resignation. A game played out also records what each side owns
+at the end by GNU Go's ``final_status_list`` (TB / TW: living stones, territory and the other
+side's dead stones), the ownership and score heads' target in ``alphago-jax warm-start``. Games are written one file each (``game-00042.sgf``), atomically, by ``--workers``
 GNU Go processes in parallel; a run that is stopped and started again skips the games already
 written. Then build the position dataset:
 
@@ -31,10 +33,22 @@ from alphago_jax.games.go import Go
 from alphago_jax.gtp_client import GNUGO_RULES_ARGS, GTPClient, find_gnugo
 
 
+def final_area(engine: GTPClient, size: int) -> tuple[list[int], list[int]]:
+    """(black, white) flat points each side owns in GNU Go's judgement of the final position:
+    its living stones and territory, and the other side's dead stones."""
+    def points(command):
+        return {grid.from_vertex(v, size) for v in engine.send(command).split()}
+
+    dead = points("final_status_list dead")
+    black, white = points("list_stones black"), points("list_stones white")
+    return (sorted((black - dead) | (white & dead) | points("final_status_list black_territory")),
+            sorted((white - dead) | (black & dead) | points("final_status_list white_territory")))
+
+
 def play_game(engine: GTPClient, size: int, komi: float, levels, opening: int, rng: random.Random,
               max_moves: int | None = None):
     """One game; returns (actions, result string or None for a game cut at ``max_moves``, black
-    level, white level)."""
+    level, white level, (black area, white area) or None where the game was not played out)."""
     engine.send_many([f"boardsize {size}", "clear_board", f"komi {komi}"])
     black_level, white_level = rng.choice(levels), rng.choice(levels)
     actions, colours, passes = [], ("black", "white"), 0
@@ -59,10 +73,12 @@ def play_game(engine: GTPClient, size: int, komi: float, levels, opening: int, r
         passes = passes + 1 if vertex == "pass" else 0
         if passes == 2:
             break
+    area = None
     if result is None and (passes == 2 or limit == 3 * size * size):
         score = engine.send("final_score")
         result = "0" if score in ("0", "Draw") else score
-    return actions, result, black_level, white_level
+        area = final_area(engine, size)
+    return actions, result, black_level, white_level, area
 
 
 _ENGINE: GTPClient | None = None
@@ -81,9 +97,11 @@ def one_game(task) -> int:
     path = out / f"game-{i:05d}.sgf"
     if not path.exists():
         rng = random.Random(seed * 1_000_003 + i)
-        actions, result, bl, wl = play_game(_ENGINE, size, komi, levels, opening, rng, max_moves)
+        actions, result, bl, wl, area = play_game(_ENGINE, size, komi, levels, opening, rng, max_moves)
+        black_area, white_area = area or ((), ())
         record = sgf.record_from_moves(Go(size=size, komi=komi, superko=False), actions, result=result,
-                                       black_name=f"GNU Go level {bl}", white_name=f"GNU Go level {wl}")
+                                       black_name=f"GNU Go level {bl}", white_name=f"GNU Go level {wl}",
+                                       black_area=black_area, white_area=white_area)
         sgf.save(record, path)  # atomic: a stopped run leaves whole games only
     return i
 

@@ -77,8 +77,31 @@ def test_gnugo_dataset_smoke(gnugo_path, tmp_path, monkeypatch, capsys):
     for path in sorted(out.glob("*.sgf")):
         record = sgf.load(path)
         assert record.size == 5 and record.result and record.moves
+        if not record.result.endswith("+R"):  # played out: who owns what (TB/TW) gives the same winner
+            assert np.sign(record.final_owner().sum() - record.komi) == sgf.winner_of(record.result)
     report = build_dataset([out], tmp_path / "positions", size=5, progress=False)
     assert report.kept == 2 and not report.skipped
+
+
+def test_gnugo_dataset_records_who_owns_what_with_dead_stones(gnugo_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "experiments"))
+    import make_gnugo_dataset
+
+    from alphago_jax.games import grid
+    from alphago_jax.gtp_client import GNUGO_RULES_ARGS, GTPClient
+
+    # White's five stones are dead inside black's framework; A3 and B3 are dame.
+    engine = GTPClient([gnugo_path, *GNUGO_RULES_ARGS])
+    try:
+        engine.send_many(["boardsize 7", "clear_board", "komi 0.5"])
+        for i, vertex in enumerate("D4 C3 C4 E3 D3 B2 E4 D2 F3 A1".split()):
+            engine.send(f"play {'white' if i % 2 else 'black'} {vertex}")
+        black, white = make_gnugo_dataset.final_area(engine, 7)
+    finally:
+        engine.close()
+    assert white == [] and len(black) == 49 - 2
+    assert {grid.from_vertex(v, 7) for v in ("C3", "A1", "D4")} <= set(black)
+    assert not {grid.from_vertex(v, 7) for v in ("A3", "B3")} & set(black)
 
 
 def test_gnugo_dataset_at_19x19_replays_through_the_rules(gnugo_path, tmp_path, monkeypatch):

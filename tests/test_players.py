@@ -277,8 +277,9 @@ def test_default_player_is_a_shipped_network_on_its_board_and_mcts_elsewhere():
         assert player.ownership().shape == (81,)
         d = player.genmove(BLACK)
         assert 0 <= d.action <= 81 and player.current.pos.moves[-1] == (BLACK, d.action)
-        player.new_game(19, 7.5)  # the shipped 19x19 network
+        player.new_game(19, 7.5)  # the shipped 19x19 network, with its territory map
         assert player.name == "shipped:19-search8"
+        assert player.analysis_heads == (True, True) and player.ownership().shape == (361,)
         assert 0 <= player.genmove(BLACK).action <= 361
         player.new_game(5, 0.5)  # a size with no shipped network: pure MCTS
         assert player.name == "mcts8"
@@ -287,6 +288,7 @@ def test_default_player_is_a_shipped_network_on_its_board_and_mcts_elsewhere():
         assert player.current.pos.moves == []
     saved19 = load_network(registry.shipped_network_path(19))
     assert saved19.board_size == 19 and saved19.net.size_agnostic and saved19.info["chain"]
+    assert saved19.net.ownership and saved19.net.score and saved19.info["chain"][-1]["heads_only"]
     with pytest.raises(ValueError, match="shipped takes a board size"):
         registry.make_player("net:net=shipped:x")
     with pytest.raises(ValueError, match="no network is shipped for 13x13; shipped: 9x9, 19x19"):

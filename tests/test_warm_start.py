@@ -172,3 +172,51 @@ def test_fitting_only_the_heads_keeps_moves_and_values(records, tmp_path):
     saved = load_network(out / zero.WARM_START_FILE)
     assert saved.net.ownership and saved.net.score and saved.info["chain"][-1]["heads_only"]
     assert cli.main(argv[:1] + ["--records", str(tmp_path / "none")] + argv[3:]) == 2
+
+
+def test_records_that_say_who_owns_what_train_the_ownership_and_score_heads(records, tmp_path, capsys):
+    from alphago_jax import cli, zero
+    from alphago_jax.nets.saved import load_network, save_network
+    from alphago_jax.train.replay import NO_OWNER
+
+    _, actions, _ = records
+    game = games.make("go", size=SIZE, komi=0.5)
+    folder = tmp_path / "owned"
+    folder.mkdir()
+    black, white = range(0, 10), range(15, 25)  # 10 - 10 - 0.5: white by half a point
+    sgf.save(sgf.record_from_moves(game, actions[0], result="W+0.5", black_area=black, white_area=white),
+             folder / "game-0.sgf")
+    sgf.save(sgf.record_from_moves(game, actions[1], result="W+R"), folder / "game-1.sgf")
+    record = sgf.load(folder / "game-0.sgf")  # TB / TW read back
+    assert record.black_area == tuple(black) and record.white_area == tuple(white)
+    assert sgf.load(folder / "game-1.sgf").final_owner() is None
+    owner = record.final_owner()
+    assert owner.sum() == 0 and (owner == 0).sum() == 5
+
+    data = warm_start.record_examples([folder], size=SIZE, komi=0.5)
+    assert data.games == 2 and data.owned == 1
+    first, rest = len(actions[0]), slice(len(actions[0]), None)
+    to_play = np.where(np.arange(first) % 2 == 0, 1, -1)
+    np.testing.assert_array_equal(data.examples.ownership[:first], owner[None, :] * to_play[:, None])
+    np.testing.assert_array_equal(data.examples.score[:first], -0.5 * to_play)
+    assert (data.examples.ownership[rest] == NO_OWNER).all() and np.isnan(data.examples.score[rest]).all()
+
+    # The command fits the heads of a network that lacks them to these records.
+    config = zero.with_overrides(zero.PRESETS["tiny"], {"ownership_weight": "1", "score_weight": "0.1"})
+    plain = nets.init_variables(dataclasses.replace(config.net, ownership=False, score=False),
+                                jax.random.PRNGKey(1), SIZE)
+    source = save_network(tmp_path / "plain.msgpack", plain, blocks=config.blocks, filters=config.filters,
+                          value_hidden=config.value_hidden, board_size=SIZE, komi=0.5)
+    argv = ["warm-start", "--records", str(folder), "--out", str(tmp_path / "heads"), "--init", str(source),
+            "--preset", "tiny", "--set", "ownership_weight=1", "--set", "score_weight=0.1", "--heads-only",
+            "--steps", "3", "--batch", "8", "--no-progress"]
+    assert cli.main(argv) == 0
+    assert "1 of them with who owns what" in capsys.readouterr().out
+    assert load_network(tmp_path / "heads" / zero.WARM_START_FILE).net.ownership
+    (folder / "game-0.sgf").unlink()  # no record says who owns what: refused, saying why
+    assert cli.main(argv) == 2
+    assert "records with ownership targets" in capsys.readouterr().err
+
+    (folder / "bad.sgf").write_text("(;GM[1]SZ[5];B[aa]TB[zz])")
+    with pytest.raises(sgf.SGFError, match="TB/TW off the board"):
+        sgf.load(folder / "bad.sgf")

@@ -45,10 +45,14 @@ class RecordExamples(NamedTuple):
 
     Attributes:
       examples: ``replay.Examples``: planes uint8[N, S, S, 17], policy float32[N, S*S+1] (the
-        recorded move, one-hot), value float32[N] (the result for the player to move).
+        recorded move, one-hot), value float32[N] (the result for the player to move); where
+        some record says who owns what at the end (``GameRecord.black_area``), also ownership
+        int8[N, S*S] and score float32[N] (area margin) for the player to move, unknown
+        (``replay.NO_OWNER``, NaN) in the positions of the records that do not say.
       game: int32[N], the index of each position's record among those kept.
       games: records kept.
       skipped: records left out; ``reasons``: the first few reasons, ``"file: why"``.
+      owned: records kept that have ownership and score targets.
     """
 
     examples: replay.Examples
@@ -56,6 +60,7 @@ class RecordExamples(NamedTuple):
     games: int
     skipped: int
     reasons: tuple[str, ...]
+    owned: int = 0
 
 
 def _moves_of(record: sgf.GameRecord, size: int) -> list[int] | str:
@@ -85,7 +90,7 @@ def record_examples(sources: Iterable, *, size: int = 9, komi: float = 7.5, batc
         reasons named).
     """
     game = WithHistory(games.make("go", size=size, komi=komi), boards=8)
-    actions, results, reasons, skipped, read = [], [], [], 0, 0
+    actions, results, owners, reasons, skipped, read = [], [], [], [], 0, 0
     for name, data, unreadable in iter_records(sources):
         if max_records is not None and read >= max_records:
             break
@@ -104,6 +109,7 @@ def record_examples(sources: Iterable, *, size: int = 9, komi: float = 7.5, batc
             continue
         actions.append(moves)
         results.append(winner_of(record.result))
+        owners.append(_final_margin(record))
     if not read:
         raise ValueError(f"{', '.join(map(str, sources))}: no .sgf files")
     if not actions:
@@ -113,7 +119,7 @@ def record_examples(sources: Iterable, *, size: int = 9, komi: float = 7.5, batc
     for i, m in enumerate(actions):
         padded[i, :len(m)] = m
     replay_fn = _replayer(game, inputs)
-    planes, policy, value, kept_games = [], [], [], []
+    planes, policy, value, aux, kept_games, owned = [], [], [], [], [], 0
     for lo in range(0, len(actions), batch):
         chunk = padded[lo:lo + batch]
         n = len(chunk)
@@ -131,12 +137,34 @@ def record_examples(sources: Iterable, *, size: int = 9, komi: float = 7.5, batc
             planes.append(p[g, :t])
             policy.append(np.eye(game.num_actions, dtype=np.float32)[chunk[g, :t]])
             value.append(winner[g] * to_play[g, :t].astype(np.float32))
+            aux.append(_aux_targets(owners[lo + g], to_play[g, :t], game.num_actions - 1))
+            owned += owners[lo + g] is not None
             kept_games.append(np.full(t, len(kept_games), np.int32))
     if not planes:
         raise ValueError(f"no usable {size}x{size} game records ({'; '.join(reasons)})")
     examples = replay.Examples(planes=np.concatenate(planes), policy=np.concatenate(policy),
-                               value=np.concatenate(value))
-    return RecordExamples(examples, np.concatenate(kept_games), len(kept_games), skipped, tuple(reasons))
+                               value=np.concatenate(value),
+                               ownership=np.concatenate([a[0] for a in aux]) if owned else None,
+                               score=np.concatenate([a[1] for a in aux]) if owned else None)
+    return RecordExamples(examples, np.concatenate(kept_games), len(kept_games), skipped, tuple(reasons), owned)
+
+
+def _final_margin(record: sgf.GameRecord) -> tuple[np.ndarray, float] | None:
+    """(final owner int8[S*S], area margin for black) of a record that says who owns what."""
+    owner = record.final_owner()
+    return None if owner is None else (owner, float(owner.sum()) - record.komi)
+
+
+def _aux_targets(final: tuple[np.ndarray, float] | None, to_play: np.ndarray,
+                 points: int) -> tuple[np.ndarray, np.ndarray]:
+    """(ownership int8[T, S*S], score float32[T]) for the player to move in each of T positions
+    (``to_play`` +1 / -1); unknown (``replay.NO_OWNER``, NaN) without ``final``."""
+    if final is None:
+        return (np.full((len(to_play), points), replay.NO_OWNER, np.int8),
+                np.full(len(to_play), np.nan, np.float32))
+    owner, margin = final
+    side = to_play.astype(np.int8)[:, None]
+    return owner[None, :] * side, (margin * to_play).astype(np.float32)
 
 
 def teacher_examples(folder, *, size: int = 9, komi: float = 7.5, batch: int = 256,
@@ -167,7 +195,7 @@ def teacher_examples(folder, *, size: int = 9, komi: float = 7.5, batch: int = 2
     joined = {k: np.concatenate([a[k] for a in arrays]).astype(np.float32) for k in arrays[0]}
     examples = replay.Examples(planes=data.examples.planes, policy=joined["policy"], value=joined["value"],
                                ownership=np.clip(joined["ownership"], -1, 1), score=joined["score"])
-    return data._replace(examples=examples)
+    return data._replace(examples=examples, owned=data.games)
 
 
 def has_teacher(folder) -> bool:
@@ -286,8 +314,9 @@ AUX_HEADS = ("ownership_conv", "score_out")
 def fit_heads(data: RecordExamples, net, variables: dict, *, steps: int, batch: int = 256,
               learning_rate: float = 1e-2, ownership_weight: float = 1.0, score_weight: float = 0.02,
               held_out: float = 0.05, seed: int = 0, progress: bool = True) -> SupervisedResult:
-    """Fit only the auxiliary heads of ``net`` (``AUX_HEADS`` present in ``variables``) to a
-    teacher's ownership and score (``teacher_examples``); every other parameter and the batch
+    """Fit only the auxiliary heads of ``net`` (``AUX_HEADS`` present in ``variables``) to the
+    ownership and score of ``data`` (a teacher's, ``teacher_examples``, or records that say who
+    owns what at the end, ``record_examples``); every other parameter and the batch
     statistics stay as they are, so the network's moves and values do not change.
 
     The heads read the trunk in inference mode (``train=False``: the batch statistics fixed), so
@@ -305,7 +334,8 @@ def fit_heads(data: RecordExamples, net, variables: dict, *, steps: int, batch: 
         raise ValueError(f"the network has none of the heads {AUX_HEADS} to fit (set ownership=true, score=true)")
     train, test = split_games(data, held_out)
     if train.ownership is None or train.score is None:
-        raise ValueError("fitting the heads needs a teacher's ownership and score (teacher_examples)")
+        raise ValueError("fitting the heads needs ownership and score targets: a teacher's (teacher_examples) "
+                         "or records that say who owns what at the end (TB/TW)")
     frozen = {k: v for k, v in params.items() if k not in AUX_HEADS}
     batch_stats = variables.get("batch_stats", {})
     adam = optax.adam(learning_rate)
@@ -341,26 +371,31 @@ def fit_heads(data: RecordExamples, net, variables: dict, *, steps: int, batch: 
 
 def evaluate_heads(net, variables, examples: replay.Examples, batch: int = 1024) -> dict:
     """``{"ownership_loss", "ownership_agreement", "score_error", "positions"}`` of the
-    auxiliary heads against ``examples``' targets: the mean squared error of the ownership, the
-    share of points the target gives to one side (|target| > 0.5) that the head gives to the
-    same side, and the mean absolute error of the score in points."""
+    auxiliary heads against ``examples``' known targets (``replay.NO_OWNER`` and NaN skipped): the
+    mean squared error of the ownership, the share of points the target gives to one side
+    (|target| > 0.5) that the head gives to the same side, and the mean absolute error of the
+    score in points."""
     apply = jax.jit(lambda v, x: net.apply(v, x, train=False))
-    sq = agree = decided = err = 0.0
+    sq = agree = decided = known = err = scored = 0.0
     n = examples.value.shape[0]
     for lo in range(0, n, batch):
         out = apply(variables, jnp.asarray(examples.planes[lo:lo + batch]))
         if out.ownership is not None:
             target = np.asarray(examples.ownership[lo:lo + batch], np.float32)
+            mask = np.abs(target) <= 1
             ownership = np.asarray(out.ownership)
-            sq += float(np.sum((ownership - target) ** 2))
-            sure = np.abs(target) > 0.5
+            sq += float(np.sum(((ownership - target) ** 2)[mask]))
+            known += float(mask.sum())
+            sure = mask & (np.abs(target) > 0.5)
             decided += float(sure.sum())
             agree += float((np.sign(ownership) == np.sign(target))[sure].sum())
         if out.score is not None:
-            err += float(np.sum(np.abs(np.asarray(out.score) - np.asarray(examples.score[lo:lo + batch]))))
-    points = max(n, 1) * examples.ownership.shape[-1]
-    return {"ownership_loss": sq / points, "ownership_agreement": agree / max(decided, 1),
-            "score_error": err / max(n, 1), "positions": int(n)}
+            target = np.asarray(examples.score[lo:lo + batch], np.float32)
+            mask = np.isfinite(target)
+            err += float(np.sum(np.abs(np.asarray(out.score) - target)[mask]))
+            scored += float(mask.sum())
+    return {"ownership_loss": sq / max(known, 1), "ownership_agreement": agree / max(decided, 1),
+            "score_error": err / max(scored, 1), "positions": int(n)}
 
 
 def evaluate_examples(net, variables, examples: replay.Examples, batch: int = 1024) -> dict:

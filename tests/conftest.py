@@ -1,7 +1,9 @@
-"""Shared test set-up: JAX's persistent compilation cache and paths to optional peers."""
+"""Shared test set-up: JAX's persistent compilation cache, a bound on the memory maps that compiled
+programs hold, and paths to optional peers."""
 
 from __future__ import annotations
 
+import gc
 import os
 import pathlib
 
@@ -20,6 +22,36 @@ _CACHE = pathlib.Path(os.environ.get("ALPHAGO_JAX_TEST_CACHE", pathlib.Path.home
 jax.config.update("jax_compilation_cache_dir", str(_CACHE))
 # Every compilation is cached, the many small eager ones too: reading one back is cheaper than compiling it.
 jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+
+
+def _memory_maps() -> int | None:
+    """The memory maps this process holds (Linux), else None."""
+    try:
+        with open("/proc/self/maps", "rb") as maps:
+            return sum(1 for _ in maps)
+    except OSError:
+        return None
+
+
+def _max_memory_maps() -> int:
+    try:
+        return int(pathlib.Path("/proc/sys/vm/max_map_count").read_text())
+    except (OSError, ValueError):
+        return 65530  # Linux's default
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _release_compiled_programs():
+    """After a test file, JAX's compiled programs are dropped once the process holds more than 40%
+    of the memory maps Linux allows it. Each XLA:CPU executable holds a few maps; a test worker
+    (it runs file after file) reached vm.max_map_count (65,530) after some 25 minutes and then
+    segfaulted in its next compile or cache read. The next file recompiles what it needs."""
+    yield
+    maps = _memory_maps()
+    if maps is not None and maps > 0.4 * _max_memory_maps():
+        jax.clear_caches()
+        gc.collect()
+
 
 SHARED = pathlib.Path(__file__).resolve().parents[1].parent / "shared"
 SGF_DIR = SHARED / "data" / "sgf" / "gnugo-regression"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import pathlib
 import shlex
 import signal
@@ -86,7 +87,7 @@ def test_internal_match_alternates_colours(tmp_path):
 
 
 def test_pairs_of_games_share_a_random_opening(tmp_path):
-    from alphago_jax.play.arena import random_opening
+    from alphago_jax.play.arena import match_openings, random_opening
 
     # Players that always pass: after the opening, each game is the opening alone.
     a, b = Scripted([], name="a"), Scripted([], name="b")
@@ -100,6 +101,15 @@ def test_pairs_of_games_share_a_random_opening(tmp_path):
         assert all(m < 25 for _, m in record.moves[:3])  # no passes in an opening
         sgf.replay(record)  # legal all through
     assert random_opening(5, 0.5, 3, 7) == random_opening(5, 0.5, 3, 7)
+    # Going on from game 4: games 4 and 5 of a longer match, with their openings, colours and names.
+    later = run_match(a, b, games=2, size=5, komi=0.5, openings=3, cleanup=False, progress=False,
+                      out_dir=tmp_path / "later", first=4)
+    assert [g.index for g in later.games] == [4, 5] and [g.black for g in later.games] == ["b", "a"]
+    assert [g.sgf_path.name for g in later.games] == ["game-004.sgf", "game-005.sgf"]
+    assert later.games[0].actions == match.games[3].actions
+    assert list(later.games[1].actions[:3]) == list(itertools.islice(match_openings(5, 0.5, 3), 3))[2] != openings[2]
+    with pytest.raises(ValueError, match="first game"):
+        run_match(a, b, games=2, first=0)
 
 
 class Scripted(LocalPlayer):

@@ -359,13 +359,15 @@ def match_openings(size: int, komi: float, moves: int) -> Iterator[list[int]]:
         yield opening
 
 
-def _games(games: int, openings: Iterator[list[int]]) -> Iterator[tuple[int, list[int]]]:
-    """``(i, opening)`` for each game: games ``2k`` and ``2k + 1`` share pair ``k``'s opening."""
+def _games(games: int, openings: Iterator[list[int]], first: int = 1) -> Iterator[tuple[int, list[int]]]:
+    """``(i, opening)`` for games ``first - 1`` to ``first + games - 2`` (from 0): games ``2k`` and
+    ``2k + 1`` share pair ``k``'s opening, whichever game the match starts from."""
     opening: list[int] = []
-    for i in range(games):
+    for i in range(first - 1 + games):
         if i % 2 == 0:
             opening = next(openings)
-        yield i, opening
+        if i >= first - 1:
+            yield i, opening
 
 
 REFEREE_TIMEOUT = 120.0
@@ -449,19 +451,22 @@ def _output_dir(out_dir) -> pathlib.Path | None:
 def run_match(player: Player, opponent: Player, games: int, size: int = 9, komi: float = 7.5, *,
               seconds: float | None = None, resign_below: float = 0.0, cleanup: bool = True,
               max_moves: int | None = None, openings: int = DEFAULT_OPENINGS, referee: bool = True,
-              out_dir=None, progress: bool = True, on_game: Callable[[GameResult], None] | None = None) -> Match:
+              out_dir=None, progress: bool = True, on_game: Callable[[GameResult], None] | None = None,
+              first: int = 1) -> Match:
     """Play ``games`` games, ``player`` taking black in the odd-numbered ones (1st, 3rd, ...).
 
     Args:
       openings: random legal moves that each pair of games starts from (``match_openings``).
+      first: the number of the first game: games ``first``, ``first + 1``, ... of a longer match,
+        with its colours, openings and record names (to go on with a match that stopped).
       referee: record GNU Go's own count of each scored game, where GNU Go is installed.
       out_dir: where to save each game (``game-001.sgf`` ...) and ``results.md``; None: not saved.
       progress: show a progress bar (tqdm, on stderr).
       on_game: called with each finished game.
       The rest: as ``play_one_game``.
     """
-    if games < 1:
-        raise ValueError(f"games must be at least 1, got {games}")
+    if games < 1 or first < 1:
+        raise ValueError(f"games must be at least 1, and so must the first game's number: got {games} and {first}")
     names = _names(player.name, opponent.name)
     out = _output_dir(out_dir)
     rules = dict(seconds=seconds, resign_below=resign_below, cleanup=cleanup, max_moves=max_moves)
@@ -472,7 +477,7 @@ def run_match(player: Player, opponent: Player, games: int, size: int = 9, komi:
     try:
         with tqdm(total=games, desc=f"{names[0]} vs {names[1]}", unit="game", disable=not progress,
                   file=sys.stderr) as bar:
-            for i, opening in _games(games, match_openings(size, komi, openings)):
+            for i, opening in _games(games, match_openings(size, komi, openings), first):
                 game = _match_game(i, player, opponent, names, size, komi, out, opening, judge, **rules)
                 results.append(game)
                 if on_game is not None:
@@ -523,15 +528,16 @@ def run_match_parallel(player_spec: str, opponent_spec: str, games: int, process
                        komi: float = 7.5, *, seconds: float | None = None, resign_below: float = 0.0,
                        cleanup: bool = True, max_moves: int | None = None, openings: int = DEFAULT_OPENINGS,
                        referee: bool = True, out_dir=None, progress: bool = True,
-                       on_game: Callable[[GameResult], None] | None = None) -> Match:
+                       on_game: Callable[[GameResult], None] | None = None, first: int = 1) -> Match:
     """``run_match`` with the games shared among ``processes`` worker processes, each holding its
     own pair of players made from the specs (``registry.make_player``). Game ``i`` is played as
     in ``run_match`` (the same colours, opening, seeds and SGF name); with a time per move, each
     process has that time per move, so the players' effort shrinks when the processes outnumber
     the cores.
     """
-    if games < 1 or processes < 1:
-        raise ValueError(f"games and processes must be at least 1, got {games} and {processes}")
+    if games < 1 or processes < 1 or first < 1:
+        raise ValueError(f"games and processes must be at least 1, and so must the first game's number: got "
+                         f"{games}, {processes} and {first}")
     import multiprocessing
 
     from tqdm import tqdm
@@ -543,7 +549,7 @@ def run_match_parallel(player_spec: str, opponent_spec: str, games: int, process
     init = (player_spec, opponent_spec, referee, (size, komi, out, rules))
     with context.Pool(processes, _start_worker, init) as pool, \
             tqdm(total=games, desc="match", unit="game", disable=not progress, file=sys.stderr) as bar:
-        for game in pool.imap_unordered(_worker_game, _games(games, match_openings(size, komi, openings))):
+        for game in pool.imap_unordered(_worker_game, _games(games, match_openings(size, komi, openings), first)):
             results.append(game)
             if on_game is not None:
                 on_game(game)

@@ -87,7 +87,7 @@ def run_arena(args) -> int:
 
     options = dict(seconds=args.time, resign_below=args.resign, cleanup=not args.no_cleanup, max_moves=args.max_moves,
                    openings=args.openings, referee=not args.no_referee, out_dir=args.out,
-                   progress=not args.no_progress)
+                   progress=not args.no_progress, first=args.first_game)
     with _terminate_as_interrupt(), _player(args.player) as a, _player(args.opponent) as b:  # bad specs fail here
         try:
             if args.parallel > 1:
@@ -205,6 +205,9 @@ def add_commands(subparsers) -> None:
     arena.add_argument("--parallel", type=int, default=1, metavar="N",
                        help="play the games in N processes at once, each with its own players (default 1); "
                             "with --time each process has that time per move")
+    arena.add_argument("--first-game", type=int, default=1, metavar="N",
+                       help="number the games from N: games N, N+1, ... of a longer match, with its colours, "
+                            "openings and record names, to go on with a match that stopped (default 1)")
     arena.add_argument("--no-progress", action="store_true", help="no progress bar")
     arena.set_defaults(run=run_arena)
 

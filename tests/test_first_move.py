@@ -94,8 +94,8 @@ def jax_cache_settings():
 
 
 def test_configure_sets_jax_or_keeps_what_jax_has(tmp_path, jax_cache_settings):
-    tests_cache = str(tmp_path / "tests")  # a cache the calling code chose, as conftest.py may
-    jax.config.update("jax_compilation_cache_dir", tests_cache)
+    tests_cache = jax.config.jax_compilation_cache_dir
+    assert tests_cache  # conftest.py's
     env = {"HOME": str(tmp_path), compile_cache.ENV: str(tmp_path / "env")}
     assert compile_cache.configure(None, env).source == "jax"
     assert jax.config.jax_compilation_cache_dir == tests_cache  # not overridden
@@ -145,14 +145,10 @@ def test_the_command_configures_the_cache_before_it_runs(monkeypatch, capsys):
     capsys.readouterr()
 
 
-def test_a_child_command_keeps_the_tests_cache_and_fills_a_flagged_one(tmp_path, jax_cache_settings):
+def test_a_child_command_keeps_the_tests_cache_and_fills_a_flagged_one(tmp_path):
     """In a child process (tests/children.py's environment): the tests' cache, handed over in
     JAX_COMPILATION_CACHE_DIR, beats ALPHAGO_JAX_CACHE_DIR; --compile-cache DIR beats both and
     the command's compiled programs land in DIR."""
-    # Set here, not read: JAX chose this process's cache once, before the test, so this is only
-    # handed on (children.py), whether conftest.py turned the tests' cache on or not.
-    jax.config.update("jax_compilation_cache_dir", str(tmp_path / "tests"))
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)  # as conftest.py's: every program
     env = dict(child_env(), **{compile_cache.ENV: str(tmp_path / "ignored")})
     code = ("import jax; from alphago_jax import compile_cache as c; ch = c.configure(); "
             "print(ch.source, jax.config.jax_compilation_cache_dir)")

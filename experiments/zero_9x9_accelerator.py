@@ -16,6 +16,13 @@ share. ``--smoke`` runs it at toy size on any machine (CI).
 
     python experiments/zero_9x9_accelerator.py --out /tmp/z9 --budget 420
     python experiments/zero_9x9_accelerator.py --smoke
+
+The same programs play 19x19 from the shipped 19x19 network, its settings given with ``--set``
+(``zero.init_network`` refuses a network of another shape or inputs, by name)::
+
+    python experiments/zero_9x9_accelerator.py --out /tmp/z19 --budget 420 \
+        --init alphago_jax/data/zero_19x19.msgpack --set board_size=19 --set inputs=liberties \
+        --set size_agnostic=true --set ownership_weight=1 --set score_weight=0.02 --set pass_after=150
 """
 
 from __future__ import annotations

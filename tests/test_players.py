@@ -204,6 +204,21 @@ def test_network_search_player_on_an_untrained_network():
     assert reports and reports[0][0].visits >= 1
 
 
+def test_network_search_player_mixes_its_value_with_playouts():
+    plain = registry.make_player("net:net=untrained,sims=8,nodes=40")
+    mixed = registry.make_player("net:net=untrained,sims=8,nodes=40,lam=1")
+    assert mixed.name.endswith("-lam1") and not plain.name.endswith("-lam1")
+    decisions = []
+    for player in (plain, mixed):
+        player.new_game(5, 0.5)
+        decisions.append(player.genmove(player.pos.to_play))
+        assert player.pos.legal_mask(player.pos.to_play)[player.genmove(player.pos.to_play).action]
+    # A playout's outcome is a win or a loss: the mixed root value is not the network's.
+    assert decisions[0].winrate != decisions[1].winrate
+    with pytest.raises(ValueError, match="lam must be in"):
+        registry.make_player("net:net=untrained,sims=8,lam=2")
+
+
 def test_policy_player_takes_the_best_legal_move():
     player = registry.make_player("policy:net=untrained")
     player.new_game(5, 0.5)

@@ -15,6 +15,7 @@ import pytest
 import boards
 import tactics
 from alphago_jax import games
+from alphago_jax.games.history import WithHistory
 from alphago_jax.features import symmetry
 from alphago_jax.nets import DualResNet, RolloutPolicy
 from alphago_jax.search import (
@@ -402,6 +403,21 @@ def test_mixed_evaluator_weights_value_and_rollout(tiny_net):
         np.testing.assert_allclose(np.asarray(mixed), (1 - lam) * np.asarray(v) + lam * np.asarray(z), rtol=1e-6)
     with pytest.raises(ValueError, match="lam"):
         mixed_evaluator(net_eval, roll_eval, 1.5)
+
+
+def test_rollout_evaluator_plays_out_a_history_games_inner_game():
+    game = games.make("go", size=5)
+    with_history = WithHistory(game, boards=2)
+    step = jax.vmap(with_history.step)
+    states = jax.vmap(lambda _: with_history.init())(jnp.arange(3))
+    for action in ([6, 12, 25], [7, 13, 25], [8, 25, 25]):  # one action per game; the third passes twice
+        states = step(states, jnp.asarray(action))
+    key = jax.random.PRNGKey(3)
+    logits, z = rollout_evaluator(with_history, keep_eyes=True)(None, states, key)
+    _, z_inner = rollout_evaluator(game, keep_eyes=True)(None, states.inner, key)
+    assert logits.shape == (3, game.num_actions) and not np.any(np.asarray(logits))
+    np.testing.assert_array_equal(np.asarray(z), np.asarray(z_inner))
+    assert bool(states.terminal[2]) and set(np.asarray(z).tolist()) <= {-1.0, 0.0, 1.0}
 
 
 @pytest.mark.parametrize("algorithm", ["puct", "gumbel"])

@@ -183,6 +183,8 @@ def test_a_player_of_right_moves_scores_all_and_a_passer_none(problems, refuse_s
         line = next(line for line in text.splitlines() if line.startswith(category))
         assert line.split()[1:] == [f"{k}/{k}", "100%", f"0/{k}", "0%"], line
     assert "failed (oracle): none" in text and f"failed (pass): {n}" in text
+    seconds = next(line for line in text.splitlines() if line.startswith(tactics.SECONDS_ROW))
+    assert [float(x) >= 0 for x in seconds[len(tactics.SECONDS_ROW):].split()] == [True, True]
     assert f"{problems[0].name} [{problems[0].category}, {problems[0].colour}]: played pass" in text
 
 

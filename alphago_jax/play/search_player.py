@@ -25,7 +25,8 @@ from alphago_jax.play.analysis import AnalysisOptions, tree_analysis
 from alphago_jax.play.dead_stones import cleanup_points, dead_stones
 from alphago_jax.play.players import Decision, LocalPlayer, Network, batch1
 from alphago_jax.play.position import prepared
-from alphago_jax.search import SearchConfig, TreeSearch, make_search, network_evaluator, rollout_evaluator, search_for
+from alphago_jax.search import (SearchConfig, TreeSearch, make_search, mixed_evaluator, network_evaluator,
+                                rollout_evaluator, search_for)
 from alphago_jax.search.time_control import time_chunk
 from alphago_jax.search.tree import ROOT
 
@@ -359,17 +360,22 @@ def mcts_player(simulations: int = 200, *, nodes: int | None = None, c_puct: flo
 
 def network_player(network: Network, simulations: int = 200, *, nodes: int | None = None, c_puct: float = 1.25,
                    symmetries: str = "none", leaf_batch: int | None = None, chunk: int | None = None, seed: int = 0,
-                   name: str | None = None) -> SearchPlayer:
+                   lam: float = 0.0, name: str | None = None) -> SearchPlayer:
     """A network's policy and value guiding PUCT search (AlphaGo Zero's player).
 
     Args:
       nodes: the tree's capacity (default ``NETWORK_NODES_PER_SIMULATION * simulations + 1``).
+      lam: AlphaGo's mixing: a leaf is valued ``(1 - lam) v + lam z``, ``v`` the network's value
+        and ``z`` the outcome of one random playout that keeps the player's own eyes (under
+        simple ko); 0, the default, plays no playouts.
       leaf_batch: leaves per network call; it must divide ``simulations``. Default: the
         greatest common divisor of ``NETWORK_LEAF_BATCH`` and ``simulations``.
       chunk: simulations per call of a timed move (``SearchPlayer``). Default
         ``NETWORK_TIME_CHUNK`` (at most 8 rounds of ``leaf_batch``, at least
         ``time_control.time_chunk``, at most ``simulations``).
     """
+    if not 0.0 <= lam <= 1.0:
+        raise ValueError(f"lam must be in [0, 1], got {lam}")
     if leaf_batch is None:
         leaf_batch = math.gcd(NETWORK_LEAF_BATCH, simulations)
     config = play_search_config(simulations, nodes or NETWORK_NODES_PER_SIMULATION * simulations + 1, c_puct,
@@ -379,6 +385,16 @@ def network_player(network: Network, simulations: int = 200, *, nodes: int | Non
         chunk = min(simulations, max(time_chunk(config), rounds * leaf_batch))
     evaluator = network_evaluator(network.apply, network.planes, symmetries)
     evaluator_key = None if network.key is None else f"network({network.key}, symmetries={symmetries!r})"
-    return SearchPlayer(lambda game: evaluator, network.variables, config, chunk=chunk, evaluator_key=evaluator_key,
-                        name=name or f"{network.name}-search{simulations}", history=network.history, seed=seed,
-                        heads=network if network.aux is not None else None)
+    evaluator_of = lambda game: evaluator  # noqa: E731
+    if lam:
+        evaluator_of = functools.partial(_mixed, evaluator, lam)
+        evaluator_key = evaluator_key and f"mixed({evaluator_key}, playouts, lam={lam!r})"
+    mixed = f"-lam{lam:g}" if lam else ""
+    return SearchPlayer(evaluator_of, network.variables, config, chunk=chunk, evaluator_key=evaluator_key,
+                        name=name or f"{network.name}-search{simulations}{mixed}", history=network.history,
+                        seed=seed, heads=network if network.aux is not None else None)
+
+
+def _mixed(evaluator, lam: float, game: Game):
+    """``game -> Evaluator``: ``evaluator``'s priors, its value mixed with eye-keeping playouts'."""
+    return mixed_evaluator(evaluator, rollout_evaluator(game, keep_eyes=True, simple_ko=True), lam)

@@ -17,6 +17,7 @@ import jax.numpy as jnp
 
 from alphago_jax.features import symmetry
 from alphago_jax.games.base import BLACK, Game
+from alphago_jax.games.history import WithHistory
 from alphago_jax.playout import play_out, sample_legal
 from alphago_jax.search.amaf import playout_mask, simple_ko_rules
 
@@ -56,17 +57,21 @@ def rollout_evaluator(game: Game, max_moves: int | None = None, *, keep_eyes: bo
     The playout stops when every game is over or after ``max_moves`` moves (default
     ``4 * num_actions``; unfinished games count 0). Go only: ``keep_eyes`` never fills the
     mover's one-point eyes and passes only when nothing else is left (``amaf.playout_mask``), so
-    games end when the board is settled; ``simple_ko`` plays under simple ko, cheaper.
+    games end when the board is settled; ``simple_ko`` plays under simple ko, cheaper. A
+    ``WithHistory`` game plays out its inner game's states: a playout needs no input planes.
     """
     limit = max_moves if max_moves is not None else 4 * game.num_actions
-    playout_game = simple_ko_rules(game) if simple_ko else game
+    inner_of = (lambda states: states.inner) if isinstance(game, WithHistory) else (lambda states: states)
+    rules = game.game if isinstance(game, WithHistory) else game
+    playout_game = simple_ko_rules(rules) if simple_ko else rules
     choose = _eye_keeping_moves(playout_game) if keep_eyes else None
 
     def evaluate(params, states, key):
         del params
+        states = inner_of(states)
         final, _ = play_out(playout_game, states, key, limit, choose)
         return jnp.zeros((states.to_play.shape[0], game.num_actions), jnp.float32), \
-            _outcome_for_player_to_move(game, states, final)
+            _outcome_for_player_to_move(rules, states, final)
 
     return evaluate
 

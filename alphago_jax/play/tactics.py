@@ -304,8 +304,8 @@ SECONDS_ROW = "s / position"
 
 def report(results: Sequence[Result] | Mapping[str, Sequence[Result]]) -> str:
     """A table of solved / total per category and overall, each player's mean seconds per
-    position (``SECONDS_ROW``), then the failed positions with the move played. ``results``: one player's, or ``{player name: results}`` for columns side by
-    side (the same problems in each)."""
+    position (``SECONDS_ROW``), then the failed positions with the move played. ``results``: one
+    player's, or ``{player name: results}`` for columns side by side (the same problems in each)."""
     columns = _columns(results)
     first = next(iter(columns.values()), [])
     categories = [c for c in CATEGORIES if any(r.problem.category == c for r in first)]
@@ -321,8 +321,8 @@ def report(results: Sequence[Result] | Mapping[str, Sequence[Result]]) -> str:
             pct = f" {100 * solved / len(picked):3.0f}%" if picked else ""
             row.append(f"{solved}/{len(picked)}{pct}".rjust(w))
         lines.append("  ".join([(category or "overall").ljust(width), *row]))
-    mean_seconds = [f"{sum(r.seconds for r in rs) / max(len(rs), 1):.2f}".rjust(w) for rs, w in zip(columns.values(), cell)]
-    lines.append("  ".join([SECONDS_ROW.ljust(width), *mean_seconds]))
+    seconds = [f"{sum(r.seconds for r in rs) / max(len(rs), 1):.2f}".rjust(w) for rs, w in zip(columns.values(), cell)]
+    lines.append("  ".join([SECONDS_ROW.ljust(width), *seconds]))
     for name, rs in columns.items():
         failed = [r for r in rs if not r.solved]
         title = f"failed ({name})" if len(columns) > 1 or name != "solved" else "failed"

@@ -61,14 +61,14 @@ def rollout_evaluator(game: Game, max_moves: int | None = None, *, keep_eyes: bo
     ``WithHistory`` game plays out its inner game's states: a playout needs no input planes.
     """
     limit = max_moves if max_moves is not None else 4 * game.num_actions
-    inner_of = (lambda states: states.inner) if isinstance(game, WithHistory) else (lambda states: states)
-    rules = game.game if isinstance(game, WithHistory) else game
+    wrapped = isinstance(game, WithHistory)
+    rules = game.game if wrapped else game
     playout_game = simple_ko_rules(rules) if simple_ko else rules
     choose = _eye_keeping_moves(playout_game) if keep_eyes else None
 
     def evaluate(params, states, key):
         del params
-        states = inner_of(states)
+        states = states.inner if wrapped else states
         final, _ = play_out(playout_game, states, key, limit, choose)
         return jnp.zeros((states.to_play.shape[0], game.num_actions), jnp.float32), \
             _outcome_for_player_to_move(rules, states, final)

@@ -126,12 +126,12 @@ def _warm_start(args) -> int:
         result = warm_start.fit_heads(data, config.net, init.variables, steps=args.steps, batch=args.batch,
                                       learning_rate=args.learning_rate, ownership_weight=config.ownership_weight,
                                       score_weight=config.score_weight, seed=config.seed,
-                                      progress=not args.no_progress)
+                                      held_out=args.held_out, progress=not args.no_progress)
     else:
         optimizer = OptimizerConfig(kind="adamw", learning_rate=args.learning_rate, weight_decay=1e-4)
         result = warm_start.train_supervised(data, config.net, steps=args.steps, batch=args.batch, seed=config.seed,
                                              optimizer=optimizer, init=init.variables if init else None,
-                                             progress=not args.no_progress, **weights)
+                                             held_out=args.held_out, progress=not args.no_progress, **weights)
     net = config.net
     step = {"step": "alphago-jax warm-start", "command": " ".join(["alphago-jax"] + sys.argv[1:]),
             "records": str(args.records), "teacher": teacher, "games": data.games,
@@ -163,6 +163,17 @@ def _setting(text: str) -> tuple[str, str]:
     if not sep or not name:
         raise ValueError(f"--set takes NAME=VALUE, got {text!r}")
     return name.strip(), value.strip()
+
+
+def _fraction(text: str) -> float:
+    """A share of the games held out: 0 (none) to 0.5 (every other game)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 <= value <= 0.5:
+        raise argparse.ArgumentTypeError(f"a fraction from 0 to 0.5, got {text!r}")
+    return value
 
 
 def _plot(args) -> int:
@@ -318,6 +329,9 @@ def build_parser() -> argparse.ArgumentParser:
                            "fit only the ownership and score heads (--set "
                            "ownership_weight=, score_weight= turn them on), the rest of the network fixed, so "
                            "its moves and values stay --init's (--learning-rate: Adam's, e.g. 1e-2)")
+    warm.add_argument("--held-out", type=_fraction, default=0.05, metavar="FRACTION",
+                      help="share of the games held out and scored, never trained on: every round(1/FRACTION)-th "
+                           "game (default 0.05; 0 holds none out; raise it when there are few games)")
     warm.add_argument("--no-progress", action="store_true", help="no progress bar")
     warm.set_defaults(run=_warm_start)
 

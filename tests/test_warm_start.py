@@ -167,10 +167,15 @@ def test_fitting_only_the_heads_keeps_moves_and_values(records, tmp_path):
     out = tmp_path / "heads"
     argv = ["warm-start", "--records", str(folder), "--out", str(out), "--init", str(source), "--preset", "tiny",
             "--set", "ownership_weight=1", "--set", "score_weight=0.1", "--heads-only", "--steps", "5",
-            "--batch", "8", "--no-progress"]
+            "--batch", "8", "--held-out", "0.5", "--no-progress"]
     assert cli.main(argv) == 0
     saved = load_network(out / zero.WARM_START_FILE)
-    assert saved.net.ownership and saved.net.score and saved.info["chain"][-1]["heads_only"]
+    step = saved.info["chain"][-1]
+    assert saved.net.ownership and saved.net.score and step["heads_only"]
+    held = sum(len(actions[g]) for g in (1, 3, 5))  # every other game of the six
+    assert step["held_out"]["positions"] == held
+    with pytest.raises(SystemExit):  # argparse's usage error: a share of the games is at most one half
+        cli.main(argv[:-3] + ["0.9", "--no-progress"])
     assert cli.main(argv[:1] + ["--records", str(tmp_path / "none")] + argv[3:]) == 2
 
 

@@ -115,6 +115,11 @@ def _warm_start(args) -> int:
           + (", with a teacher's policy, value, ownership and score for each" if teacher else
              f", {data.owned} of them with who owns what at the end (ownership and score targets)" if aux else ""))
     init = zero.init_network(args.init, config) if args.init else None
+    if args.keep_policy:
+        if init is None or args.heads_only:
+            raise ValueError("--keep-policy trains a whole --init network towards its own moves: it needs --init, "
+                             "and --heads-only leaves the moves as they are without it")
+        data = data._replace(examples=warm_start.own_policy(config.net, init.variables, data.examples))
     weights = dict(ownership_weight=config.ownership_weight, score_weight=config.score_weight) if aux else {}
     if teacher:  # a teacher's value is an estimate of each position, not one game's result: full weight
         weights["value_weight"] = 1.0
@@ -136,7 +141,8 @@ def _warm_start(args) -> int:
     step = {"step": "alphago-jax warm-start", "command": " ".join(["alphago-jax"] + sys.argv[1:]),
             "records": str(args.records), "teacher": teacher, "games": data.games,
             "positions": int(data.examples.value.shape[0]), "train_steps": args.steps, "batch": args.batch,
-            "learning_rate": args.learning_rate, "heads_only": bool(args.heads_only), "held_out": result.held_out,
+            "learning_rate": args.learning_rate, "heads_only": bool(args.heads_only),
+            "keep_policy": bool(args.keep_policy), "held_out": result.held_out,
             "wall_s": round(time.perf_counter() - t0, 1)}
     out = pathlib.Path(args.out)
     chain = (zero.network_chain(init) if init else []) + [step]
@@ -329,6 +335,10 @@ def build_parser() -> argparse.ArgumentParser:
                            "fit only the ownership and score heads (--set "
                            "ownership_weight=, score_weight= turn them on), the rest of the network fixed, so "
                            "its moves and values stay --init's (--learning-rate: Adam's, e.g. 1e-2)")
+    warm.add_argument("--keep-policy", action="store_true",
+                      help="with --init: the policy targets are the --init network's own move probabilities on each "
+                           "position, not the recorded moves, so it learns the records' results (and ownership and "
+                           "score) while keeping its moves; the held-out top-1 is then agreement with --init")
     warm.add_argument("--held-out", type=_fraction, default=0.05, metavar="FRACTION",
                       help="share of the games held out and scored, never trained on: every round(1/FRACTION)-th "
                            "game (default 0.05; 0 holds none out; raise it when there are few games)")

@@ -243,3 +243,24 @@ def test_select_and_the_shipped_file(problems):
     assert tactics.select(problems, []) == problems
     with pytest.raises(ValueError, match="unknown category 'kos'"):
         tactics.select(problems, ["kos"])
+
+
+def test_play_outs_of_the_right_move_and_of_a_failed_players_move(problems, gnugo_path, monkeypatch):
+    """``experiments/tactics_outcomes.py``: the failed moves of one column of a report, and GNU Go's
+    play-out after a move, scored for the mover at the position's komi."""
+    monkeypatch.syspath_prepend(str(pathlib.Path(__file__).resolve().parents[1] / "experiments"))
+    import tactics_outcomes
+
+    first, second = problems[0], problems[1]
+    results = {"a": [tactics.Result(first, min(first.right_actions)),
+                     tactics.Result(second, 40)],
+               "b": [tactics.Result(first, 80), tactics.Result(second, None, error="died")]}
+    report = tactics.report(results)
+    assert tactics_outcomes.played_moves(report, "a") == {second.name: "E5"}
+    assert tactics_outcomes.played_moves(report, "b") == {first.name: "J1", second.name: "error"}
+    # cts-edge-cutting-stone: capturing the cutting stone joins Black's stones to its wall and wins;
+    # passing instead lets White capture them, and Black loses.
+    problem = next(p for p in problems if p.name == "cts-edge-cutting-stone")
+    won = tactics_outcomes.play_out(gnugo_path, 10, problem, problem.right[0])
+    lost = tactics_outcomes.play_out(gnugo_path, 10, problem, "pass")
+    assert won is not None and lost is not None and won > 0 > lost, (won, lost)

@@ -225,3 +225,45 @@ def test_records_that_say_who_owns_what_train_the_ownership_and_score_heads(reco
     (folder / "bad.sgf").write_text("(;GM[1]SZ[5];B[aa]TB[zz])")
     with pytest.raises(sgf.SGFError, match="TB/TW off the board"):
         sgf.load(folder / "bad.sgf")
+
+
+def test_keeping_the_policy_learns_results_with_the_moves_of_the_init_network(records, tmp_path, capsys):
+    from alphago_jax import cli, zero
+    from alphago_jax.nets.saved import load_network, save_network
+
+    folder = tmp_path / "records"  # the records alone: another test puts a teacher's arrays beside them
+    folder.mkdir()
+    for path in records[0].glob("*.sgf"):
+        (folder / path.name).write_bytes(path.read_bytes())
+    config = zero.PRESETS["tiny"]
+    data = warm_start.record_examples([folder], size=SIZE, komi=0.5)
+    # A network with moves of its own, learnt from other games (and settled batch statistics), to keep.
+    game, other = games.make("go", size=SIZE, komi=0.5), tmp_path / "other"
+    other.mkdir()
+    for i, moves in enumerate(random_games(6, 9, seed=5)):
+        sgf.save(sgf.record_from_moves(game, moves, result="B+1.5"), other / f"game-{i}.sgf")
+    plain = warm_start.train_supervised(warm_start.record_examples([other], size=SIZE, komi=0.5), config.net,
+                                        steps=40, batch=32, held_out=0.0, progress=False).state.variables
+    source = save_network(tmp_path / "plain.msgpack", plain, blocks=config.blocks, filters=config.filters,
+                          value_hidden=config.value_hidden, board_size=SIZE, komi=0.5)
+    kept = warm_start.own_policy(config.net, plain, data.examples, batch=16)  # two batches and a part
+    logits, _ = nets.policy_value_apply(config.net)(plain, jnp.asarray(data.examples.planes))
+    np.testing.assert_allclose(kept.policy, jax.nn.softmax(logits, axis=-1), rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(kept.value, data.examples.value)  # the results stay the records'
+
+    def drift(flags, out):  # mean KL from --init's move probabilities to the trained network's
+        argv = ["warm-start", "--records", str(folder), "--out", str(out), "--init", str(source), "--preset", "tiny",
+                *flags, "--steps", "60", "--batch", "16", "--held-out", "0.5", "--no-progress"]
+        assert cli.main(argv) == 0
+        saved = load_network(out / zero.WARM_START_FILE)
+        logits, _ = nets.policy_value_apply(config.net)(saved.variables, jnp.asarray(data.examples.planes))
+        log_p = jax.nn.log_softmax(logits, axis=-1)
+        return float(jnp.mean(jnp.sum(jax.scipy.special.xlogy(kept.policy, kept.policy) - kept.policy * log_p, -1))), saved
+
+    kept_kl, saved = drift(["--keep-policy"], tmp_path / "kept")
+    moved_kl, _ = drift([], tmp_path / "moved")  # towards the recorded moves
+    assert saved.info["chain"][-1]["keep_policy"] and kept_kl < 0.5 * moved_kl, (kept_kl, moved_kl)
+    argv = ["warm-start", "--records", str(folder), "--out", str(tmp_path / "none"), "--preset", "tiny",
+            "--keep-policy", "--no-progress"]
+    assert cli.main(argv) == 2  # no network to keep
+    assert "--keep-policy" in capsys.readouterr().err

@@ -11,7 +11,9 @@ position; ``train_supervised`` fits a ``DualResNet`` to them with random symmetr
     save_network(path, result.state.variables, ...)    # then `alphago-jax train --init path`
 
 ``fit_heads`` fits only the ownership and score heads of a fixed network to a teacher's
-outputs (``teacher_examples``), leaving its moves and values as they were.
+outputs (``teacher_examples``), leaving its moves and values as they were; ``own_policy`` makes
+a network's own move probabilities the policy targets, so that it learns the records' results
+while it keeps its moves.
 
 Records come from folders, SGF files and archives as ``alphago-jax dataset build`` reads them
 (``sgf.iter_records``) and are parsed with ``sgf.load``; a record with setup stones, another board size or a move
@@ -398,6 +400,17 @@ def evaluate_heads(net, variables, examples: replay.Examples, batch: int = 1024)
             "score_error": err / max(scored, 1), "positions": int(n)}
 
 
+def own_policy(net, variables: dict, examples: replay.Examples, batch: int = 1024) -> replay.Examples:
+    """``examples`` with the policy targets replaced by the network's own move probabilities
+    (float32[N, A], eval mode) on each position: trained on them, a network keeps its moves while
+    it learns the examples' values (and ownership and score), as in learning without forgetting."""
+    apply = jax.jit(lambda v, x: jax.nn.softmax(policy_value_apply(net)(v, x)[0], axis=-1))
+    n = examples.value.shape[0]
+    policy = np.concatenate([np.asarray(apply(variables, jnp.asarray(examples.planes[lo:lo + batch])))
+                             for lo in range(0, n, batch)]) if n else examples.policy
+    return examples.replace(policy=policy.astype(np.float32))
+
+
 def evaluate_examples(net, variables, examples: replay.Examples, batch: int = 1024) -> dict:
     """``{"policy_accuracy", "value_loss", "positions"}`` of ``variables`` on ``examples``
     (the recorded move as the network's top move; squared error of the value)."""
@@ -412,4 +425,4 @@ def evaluate_examples(net, variables, examples: replay.Examples, batch: int = 10
 
 
 __all__ = ["AUX_HEADS", "RecordExamples", "SupervisedResult", "evaluate_examples", "evaluate_heads", "fit_heads",
-           "has_teacher", "record_examples", "split_games", "teacher_examples", "train_supervised"]
+           "has_teacher", "own_policy", "record_examples", "split_games", "teacher_examples", "train_supervised"]

@@ -82,12 +82,13 @@ def main(argv=None) -> int:
     ap.add_argument("--player", default="default", help="the report's column whose failed moves to play out")
     ap.add_argument("--level", type=int, default=10, help="GNU Go's level for the play-outs (default 10)")
     ap.add_argument("--workers", type=int, default=2, help="play-outs at once (default 2)")
+    ap.add_argument("--suite", default=None, help="a suite file (default alphago_jax/data/tactics_9x9.toml)")
     ap.add_argument("--positions", nargs="*", help="only these positions (default: the whole suite)")
     args = ap.parse_args(argv)
     binary = find_gnugo()
     if binary is None:
         sys.exit("GNU Go is not installed (apt-get install -y gnugo)")
-    problems = [p for p in tactics.load_suite() if not args.positions or p.name in args.positions]
+    problems = [p for p in tactics.load_suite(args.suite) if not args.positions or p.name in args.positions]
     played = {}
     if args.report:
         with open(args.report) as f:

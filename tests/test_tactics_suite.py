@@ -264,3 +264,17 @@ def test_play_outs_of_the_right_move_and_of_a_failed_players_move(problems, gnug
     won = tactics_outcomes.play_out(gnugo_path, 10, problem, problem.right[0])
     lost = tactics_outcomes.play_out(gnugo_path, 10, problem, "pass")
     assert won is not None and lost is not None and won > 0 > lost, (won, lost)
+
+
+DECISIVE = ("throw-in",)  # the categories whose positions are balanced so far (see the suite file's header)
+
+
+def test_in_balanced_categories_the_right_move_wins_and_a_pass_loses(problems, gnugo_path, monkeypatch):
+    """A search that plays to win prefers the right move only where the tactic decides the game."""
+    monkeypatch.syspath_prepend(str(pathlib.Path(__file__).resolve().parents[1] / "experiments"))
+    import tactics_outcomes
+
+    for p in (p for p in problems if p.category in DECISIVE):
+        won = tactics_outcomes.play_out(gnugo_path, 10, p, p.right[0])
+        lost = tactics_outcomes.play_out(gnugo_path, 10, p, "pass")
+        assert won is not None and lost is not None and won > 0 > lost, (p.name, won, lost)

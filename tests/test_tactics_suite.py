@@ -245,12 +245,18 @@ def test_select_and_the_shipped_file(problems):
         tactics.select(problems, ["kos"])
 
 
-def test_play_outs_of_the_right_move_and_of_a_failed_players_move(problems, gnugo_path, monkeypatch):
-    """``experiments/tactics_outcomes.py``: the failed moves of one column of a report, and GNU Go's
-    play-out after a move, scored for the mover at the position's komi."""
+@pytest.fixture
+def tactics_outcomes(monkeypatch):
+    """``experiments/tactics_outcomes.py`` as a module."""
     monkeypatch.syspath_prepend(str(pathlib.Path(__file__).resolve().parents[1] / "experiments"))
     import tactics_outcomes
 
+    return tactics_outcomes
+
+
+def test_play_outs_of_the_right_move_and_of_a_failed_players_move(problems, gnugo_path, tactics_outcomes):
+    """``experiments/tactics_outcomes.py``: the failed moves of one column of a report, and GNU Go's
+    play-out after a move, scored for the mover at the position's komi."""
     first, second = problems[0], problems[1]
     results = {"a": [tactics.Result(first, min(first.right_actions)),
                      tactics.Result(second, 40)],
@@ -269,11 +275,8 @@ def test_play_outs_of_the_right_move_and_of_a_failed_players_move(problems, gnug
 DECISIVE = ("throw-in",)  # the categories whose positions are balanced so far (see the suite file's header)
 
 
-def test_in_balanced_categories_the_right_move_wins_and_a_pass_loses(problems, gnugo_path, monkeypatch):
+def test_in_balanced_categories_the_right_move_wins_and_a_pass_loses(problems, gnugo_path, tactics_outcomes):
     """A search that plays to win prefers the right move only where the tactic decides the game."""
-    monkeypatch.syspath_prepend(str(pathlib.Path(__file__).resolve().parents[1] / "experiments"))
-    import tactics_outcomes
-
     for p in (p for p in problems if p.category in DECISIVE):
         won = tactics_outcomes.play_out(gnugo_path, 10, p, p.right[0])
         lost = tactics_outcomes.play_out(gnugo_path, 10, p, "pass")

@@ -20,9 +20,7 @@ import multiprocessing
 import re
 import sys
 
-import numpy as np
-
-from alphago_jax.games import grid
+from alphago_jax import sgf
 from alphago_jax.gtp_client import GNUGO_RULES_ARGS, GTPClient, find_gnugo
 from alphago_jax.play import tactics
 
@@ -47,10 +45,7 @@ def play_out(binary: str, level: int, problem: tactics.Problem, move: str, max_m
     resigned or the game reached ``max_moves``."""
     engine = GTPClient([binary, *GNUGO_RULES_ARGS, "--level", str(level)])
     try:
-        engine.send_many([f"boardsize {tactics.SIZE}", "clear_board", f"komi {problem.komi}"])
-        for colour, name in ((1, "black"), (-1, "white")):  # no setup stones for white in GTP: as moves
-            for point in np.flatnonzero(problem.setup == colour):
-                engine.send(f"play {name} {grid.to_vertex(int(point), tactics.SIZE)}")
+        engine.send_many(problem.gtp_commands())
         other = "white" if problem.colour == "black" else "black"
         engine.send(f"play {problem.colour} {move}")
         passes = 0
@@ -60,9 +55,9 @@ def play_out(binary: str, level: int, problem: tactics.Problem, move: str, max_m
                 return None
             passes = passes + 1 if vertex == "pass" else 0
             if passes == 2:
-                score = engine.send("final_score")
-                margin = 0.0 if score[0] not in "BW" else float(score[2:])
-                return margin if score[0] == problem.colour[0].upper() else -margin
+                score = engine.send("final_score").upper()
+                winner = sgf.winner_of(score)  # "B+2.5", "W+0.5" or "0"
+                return winner * problem.to_play * float(score[2:]) if winner else 0.0
         return None
     finally:
         engine.close()

@@ -61,10 +61,7 @@ def test_gnugo_level_10_answers_every_position_with_a_right_move(problems, gnugo
     wrong = []
     with GTPClient([gnugo_path, *GNUGO_RULES_ARGS, "--level", "10"], timeout=60) as engine:
         for p in problems:
-            commands = ["boardsize 9", "clear_board", f"komi {p.komi:g}"]
-            commands += [f"play {'black' if c == BLACK else 'white'} {grid.to_vertex(int(q), 9)}"
-                         for c in (BLACK, WHITE) for q in np.flatnonzero(p.setup == c)]
-            engine.send_many(commands)
+            engine.send_many(p.gtp_commands())
             # Plain genmove passes in the cleanup positions (GNU Go counts on dead stones being
             # removed by agreement); its Tromp-Taylor move is kgs-genmove_cleanup, as tactics.solve asks.
             verb = "kgs-genmove_cleanup" if p.category == "cleanup" else "genmove"

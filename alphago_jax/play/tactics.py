@@ -109,6 +109,13 @@ class Problem:
         """``"black"`` or ``"white"``: the colour to move."""
         return COLOUR_NAMES[self.to_play]
 
+    def gtp_commands(self) -> list[str]:
+        """GTP commands that set the position up on an engine: the board, komi, and the stones
+        as moves of either colour (GTP has no white setup stones; adding stones never captures)."""
+        return ([f"boardsize {SIZE}", "clear_board", f"komi {self.komi:g}"]
+                + [f"play {COLOUR_NAMES[c]} {grid.to_vertex(int(q), SIZE)}"
+                   for c in (BLACK, WHITE) for q in np.flatnonzero(self.setup == c)])
+
 
 def diagram_board(diagram: str) -> np.ndarray:
     """int8[81] of a diagram (9 lines of 9 of ``X``, ``O``, ``.``; blank lines around it ignored).

@@ -65,7 +65,8 @@ def test_setup_and_illegal_step():
         . . . . O
     """)), 1)
     assert int(s.placed_at.sum()) == 0
-    np.testing.assert_array_equal(s.boards[1:], 0)
+    np.testing.assert_array_equal(s.boards[1:], s.boards[:1].repeat(2, axis=0))  # as if both had passed
+    assert int(jnp.abs(s.boards[0]).sum()) == 3
     s2 = game.step(s, jnp.int32(1))  # occupied: illegal, the game ends, history unchanged
     assert bool(s2.terminal)
     np.testing.assert_array_equal(s2.boards, s.boards)

@@ -269,7 +269,7 @@ def test_play_outs_of_the_right_move_and_of_a_failed_players_move(problems, gnug
     assert won is not None and lost is not None and won > 0 > lost, (won, lost)
 
 
-DECISIVE = ("capture-to-save", "capturing-race", "snapback", "throw-in", "connect")  # balanced so far (the suite's header)
+DECISIVE = ("capture-to-save", "capturing-race", "snapback", "throw-in", "connect", "life-and-death")  # balanced so far
 
 
 def test_in_balanced_categories_the_right_move_wins_and_a_pass_loses(problems, gnugo_path, tactics_outcomes):

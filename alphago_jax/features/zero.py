@@ -4,7 +4,8 @@ Learning in Go").
 
 ``s_t = [X_t, X_{t-1}, ..., X_{t-7}, Y_t, ..., Y_{t-7}, C]``: ``X_{t-i}`` the stones of the
 player to move on the board ``i`` moves ago, ``Y_{t-i}`` the opponent's, ``C`` all ones when
-black is to move; boards before the start are empty. The state must be a
+black is to move; boards before the start are empty, or the setup board in a game from setup
+stones (``WithHistory.init_from_board``). The state must be a
 ``games.history.WithHistory(game, boards=8)`` one (more boards work: the 8 most recent are used).
 
 A network's ``inputs`` names its plane set (``INPUTS``):

@@ -28,7 +28,8 @@ class HistoryState:
 
     Attributes:
       inner: the wrapped game's state (a ``GoState``).
-      boards: int8[k, N], the last k boards, most recent first; zeros before the start.
+      boards: int8[k, N], the last k boards, most recent first; before the start, zeros (an
+        empty board) or, after setup stones, the setup board.
       placed_at: int32[N], the inner ``move_count`` just after the stone on each point was placed
         (1 for the first move; a stone's age in turns is ``move_count - placed_at + 1``); 0 on
         empty points and for setup stones.
@@ -103,8 +104,14 @@ class WithHistory(Game):
         return self._wrap(self.game.init())
 
     def init_from_board(self, board, to_play=BLACK) -> HistoryState:
-        """A game from setup stones (see ``Go.init_from_board``); setup stones have ``placed_at`` 0."""
-        return self._wrap(self.game.init_from_board(board, to_play))
+        """A game from setup stones (see ``Go.init_from_board``); setup stones have ``placed_at`` 0.
+
+        Every history board is the setup board, as if both sides had passed: a network trained on
+        games never sees a full board whose previous boards are empty (all its stones played at
+        once), and it misreads such positions.
+        """
+        state = self._wrap(self.game.init_from_board(board, to_play))
+        return state.replace(boards=jnp.broadcast_to(state.boards[0], state.boards.shape))
 
     def step(self, state: HistoryState, action) -> HistoryState:
         inner = self.game.step(state.inner, action)

@@ -240,6 +240,10 @@ def test_select_and_the_shipped_file(problems):
     assert tactics.select(problems, []) == problems
     with pytest.raises(ValueError, match="unknown category 'kos'"):
         tactics.select(problems, ["kos"])
+    picked = tactics.select(problems, ["ladder"], ["ladder-works", "ladder-open-board", "throw-in-corner"])
+    assert [p.name for p in picked] == ["ladder-works", "ladder-open-board"]  # suite order, categories first
+    with pytest.raises(ValueError, match="no position named 'ladder-wrks'"):
+        tactics.select(problems, [], ["ladder-wrks"])
 
 
 @pytest.fixture

@@ -124,7 +124,7 @@ def run_tactics(args) -> int:
     table of solved positions per category printed with the players side by side."""
     from alphago_jax.play import tactics
 
-    problems = tactics.select(tactics.load_suite(args.suite), args.category)
+    problems = tactics.select(tactics.load_suite(args.suite), args.category, args.position)
     if args.sgf:
         paths = tactics.write_sgfs(problems, args.sgf)
         print(f"wrote {len(paths)} SGF files to {args.sgf}", file=sys.stderr)
@@ -152,6 +152,8 @@ def _add_tactics(subparsers) -> None:
                          help="a suite file in the shipped format (default alphago_jax/data/tactics_9x9.toml)")
     tactics.add_argument("--category", action="extend", nargs="+", default=[], metavar="NAME",
                          choices=TACTICS_CATEGORIES, help=f"only these categories: {', '.join(TACTICS_CATEGORIES)}")
+    tactics.add_argument("--position", action="extend", nargs="+", default=[], metavar="NAME",
+                         help="only the positions of these names")
     tactics.add_argument("--sgf", default=None, metavar="DIR",
                          help="also write each position to DIR as SGF (stones, player to move, right moves in "
                               "the comment and marked with triangles)")

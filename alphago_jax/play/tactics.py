@@ -223,16 +223,21 @@ def load_suite(path=None) -> list[Problem]:
     return problems
 
 
-def select(problems: Sequence[Problem], categories: Sequence[str] | None = None) -> list[Problem]:
-    """The problems of the given categories (all when None or empty).
+def select(problems: Sequence[Problem], categories: Sequence[str] | None = None,
+           names: Sequence[str] | None = None) -> list[Problem]:
+    """The problems of the given categories and, of those, with the given names (all when None
+    or empty).
 
     Raises:
-      ValueError: for an unknown category.
+      ValueError: for an unknown category or a name not in ``problems``.
     """
     for category in categories or ():
         if category not in CATEGORIES:
             raise ValueError(f"unknown category {category!r} (categories: {', '.join(CATEGORIES)})")
-    return [p for p in problems if not categories or p.category in categories]
+    unknown = sorted(set(names or ()) - {p.name for p in problems})
+    if unknown:
+        raise ValueError(f"no position named {', '.join(map(repr, unknown))} in the suite")
+    return [p for p in problems if (not categories or p.category in categories) and (not names or p.name in names)]
 
 
 # ----------------------------------------------------------------------------------- solving

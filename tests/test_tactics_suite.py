@@ -240,8 +240,8 @@ def test_select_and_the_shipped_file(problems):
     assert tactics.select(problems, []) == problems
     with pytest.raises(ValueError, match="unknown category 'kos'"):
         tactics.select(problems, ["kos"])
-    picked = tactics.select(problems, ["ladder"], ["ladder-works", "ladder-open-board", "throw-in-corner"])
-    assert [p.name for p in picked] == ["ladder-works", "ladder-open-board"]  # suite order, categories first
+    picked = tactics.select(problems, ["ladder"], ["ladder-block", "ladder-block-white", "throw-in-corner"])
+    assert [p.name for p in picked] == ["ladder-block", "ladder-block-white"]  # suite order, categories first
     with pytest.raises(ValueError, match="no position named 'ladder-wrks'"):
         tactics.select(problems, [], ["ladder-wrks"])
 
@@ -273,7 +273,8 @@ def test_play_outs_of_the_right_move_and_of_a_failed_players_move(problems, gnug
     assert won is not None and lost is not None and won > 0 > lost, (won, lost)
 
 
-DECISIVE = ("capture-to-save", "capturing-race", "snapback", "throw-in", "connect", "life-and-death")  # balanced so far
+# balanced so far (not yet the nets, the cleanups)
+DECISIVE = ("capture-to-save", "capturing-race", "ladder", "snapback", "throw-in", "connect", "life-and-death")
 
 
 def test_in_balanced_categories_the_right_move_wins_and_a_pass_loses(problems, gnugo_path, tactics_outcomes):

@@ -1,12 +1,12 @@
 """A 9x9 tactical suite: hand-made positions with their right moves, and a player's score on them.
 
 The suite (``data/tactics_9x9.toml``, one ``[[position]]`` table each) holds small problems in
-nine categories (``CATEGORIES``): saving a string in atari by capturing, capturing races, ladders
-(and a ladder that a breaker spoils), snapbacks, nets, throw-ins, connections, life and death, and
+nine categories (``CATEGORIES``): saving a string in atari by capturing, capturing races, ladders,
+snapbacks, nets (where a breaker spoils the ladder), throw-ins, connections, life and death, and
 the cleanup at the end of a game, where dead stones left on the board count for their owner under
 Tromp-Taylor and must be captured. Each position gives::
 
-    name = "ladder-works"            # unique
+    name = "ladder-block"            # unique
     category = "ladder"
     to_play = "black"                # or "white"
     komi = 7.5                       # optional, default 7.5

@@ -2,9 +2,9 @@
 
 The suite (``data/tactics_9x9.toml``, one ``[[position]]`` table each) holds small problems in
 nine categories (``CATEGORIES``): saving a string in atari by capturing, capturing races, ladders,
-snapbacks, nets (where a breaker spoils the ladder), throw-ins, connections, life and death, and
-the cleanup at the end of a game, where dead stones left on the board count for their owner under
-Tromp-Taylor and must be captured. Each position gives::
+snapbacks, nets, throw-ins, connections, life and death, and the cleanup at the end of a game,
+where dead stones left on the board count for their owner under Tromp-Taylor and must be
+captured. Each position gives::
 
     name = "ladder-block"            # unique
     category = "ladder"

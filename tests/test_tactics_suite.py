@@ -84,7 +84,7 @@ def suite_file(tmp_path: pathlib.Path, **changes) -> pathlib.Path:
     for key, value in entry.items():
         if value is None:
             continue
-        if key == "right" or key == "komi":
+        if key in ("right", "komi", "target"):
             lines.append(f"{key} = {value}")
         elif key == "diagram":
             lines.append(f'diagram = """\n{value}\n"""')
@@ -98,6 +98,9 @@ def suite_file(tmp_path: pathlib.Path, **changes) -> pathlib.Path:
 def test_a_good_one_position_file_loads(tmp_path):
     (p,) = tactics.load_suite(suite_file(tmp_path))
     assert (p.name, p.category, p.to_play, p.right, p.komi) == ("ok", "ladder", BLACK, ("D4",), 7.5)
+    assert p.target is None
+    (p,) = tactics.load_suite(suite_file(tmp_path, target='"d5"'))
+    assert p.target == "D5"
 
 
 @pytest.mark.parametrize("changes, field, message", [
@@ -111,6 +114,9 @@ def test_a_good_one_position_file_loads(tmp_path):
     (dict(diagram=GOOD["diagram"].replace(".........", "..........", 1)), "diagram", "line 1 .* has 10 characters"),
     (dict(diagram=GOOD["diagram"].replace("..XO.....", "..XOZ....")), "diagram", "line 5 .* has 'Z'"),
     (dict(diagram="XO.......\nO........\n" + ".........\n" * 6 + "........."), "diagram", "A9 has no liberties"),
+    (dict(target='"Z9"'), "target", "invalid vertex 'Z9'"),
+    (dict(target='"A1"'), "target", "'A1' is not a stone"),
+    (dict(target='"pass"'), "target", "'pass' is not a stone"),
     (dict(category="ladders"), "category", "unknown category 'ladders'"),
     (dict(to_play="red"), "to_play", "black or white"),
     (dict(komi='"six"'), "komi", "must be a number"),
@@ -253,6 +259,26 @@ def tactics_outcomes(monkeypatch):
     import tactics_outcomes
 
     return tactics_outcomes
+
+
+def test_gnugo_reading_finds_exactly_the_right_moves(problems, gnugo_path, monkeypatch, capsys):
+    """Every position but the cleanups names the string at stake, and GNU Go's reading, move by
+    move (``experiments/tactics_reading.py``), settles it after each right move and no other."""
+    from alphago_jax.gtp_client import GNUGO_RULES_ARGS, GTPClient
+
+    monkeypatch.syspath_prepend(str(pathlib.Path(__file__).resolve().parents[1] / "experiments"))
+    import tactics_reading
+
+    assert all((p.target is None) == (p.category == "cleanup") for p in problems)
+    differ = []
+    with GTPClient([gnugo_path, *GNUGO_RULES_ARGS, "--level", "10"], timeout=60) as engine:
+        for p in (p for p in problems if p.target):
+            found = tactics_reading.reading_moves(engine, p)
+            if set(found) != set(p.right):
+                differ.append(f"{p.name}: GNU Go's reading {found}, right {list(p.right)}")
+    assert not differ, "\n".join(differ)
+    assert tactics_reading.main(["--positions", "net-head"]) == 0
+    assert "the same moves in 1 of 1 positions" in capsys.readouterr().out
 
 
 def test_play_outs_of_the_right_move_and_of_a_failed_players_move(problems, gnugo_path, tactics_outcomes):

@@ -11,6 +11,7 @@ captured. Each position gives::
     to_play = "black"                # or "white"
     komi = 7.5                       # optional, default 7.5
     right = ["D4"]                   # every move that solves it (GTP vertices; pass never does)
+    target = "D5"                    # optional: a stone of the string at stake
     description = "why, in one line"
     diagram = \"\"\"
     .........                        # 9 lines of 9: X black, O white, . empty; the first line is
@@ -18,13 +19,16 @@ captured. Each position gives::
     \"\"\"
 
 The right moves are exact: each one solves the problem, and every other move fails. GNU Go 3.8 at
-level 10 answers every position with one of them (``tests/test_tactics_suite.py``), and its own
-tactical and life-and-death reading (``does_attack``, ``does_defend``, ``owl_does_attack``,
-``owl_does_defend``) finds no other. In the cleanup category the right moves are those that lose
-no points on a Tromp-Taylor count after best play (in these filled-in endings, the moves that
-capture or reduce the dead stones); a player is asked there for its cleanup move (GTP
-``kgs-genmove_cleanup`` for engines that know it: plain GNU Go passes, counting on the dead
-stones being removed by agreement; this project's players play the same move either way).
+level 10 answers every position with one of them, and every position but the cleanups names its
+``target``, a stone of the string at stake: after each right move and after no other, GNU Go's
+reading finds that string lost (the opponent's) or safe (the mover's), owl reading in life and
+death and tactical reading elsewhere (``experiments/tactics_reading.py``;
+``tests/test_tactics_suite.py`` repeats both checks). In the cleanup category the right moves
+are those that lose no points on a Tromp-Taylor count after best play (in these filled-in
+endings, the moves that capture or reduce the dead stones); a player is asked there for its
+cleanup move (GTP ``kgs-genmove_cleanup`` for engines that know it: plain GNU Go passes, counting
+on the dead stones being removed by agreement; this project's players play the same move either
+way).
 
     problems = load_suite()                        # list[Problem], validated
     with make_player("gnugo:level=10") as player:
@@ -59,7 +63,7 @@ CATEGORIES = ("capture-to-save", "capturing-race", "ladder", "snapback", "net", 
               "life-and-death", "cleanup")
 """The categories, in the order the report lists them."""
 
-_KEYS = {"name", "category", "to_play", "komi", "right", "description", "diagram"}
+_KEYS = {"name", "category", "to_play", "komi", "right", "target", "description", "diagram"}
 _REQUIRED = ("name", "category", "to_play", "right", "description", "diagram")
 _STONES = {"X": BLACK, "O": WHITE, ".": 0}
 
@@ -81,6 +85,8 @@ class Problem:
       komi: points given to white.
       right: the right moves as GTP vertices (upper case), e.g. ``("E4", "E3")``.
       description: why, in one line.
+      target: a stone of the string at stake (GTP vertex), or None: the right moves are those
+        after which GNU Go's reading finds that string lost (the opponent's) or safe (the mover's).
       state: the position as this project's Go state (``Go.init_from_board`` of the setup
         stones, ``to_play`` to move; positional superko, the rules of ``position.play_game``).
     """
@@ -93,6 +99,7 @@ class Problem:
     right: tuple[str, ...]
     description: str
     state: object = dataclasses.field(compare=False, repr=False)
+    target: str | None = None
 
     @property
     def setup(self) -> np.ndarray:
@@ -189,10 +196,19 @@ def _problem(entry: dict, where: str) -> Problem:
         moves.append(grid.to_vertex(action, SIZE))
     if len(set(moves)) != len(moves):
         raise fail("right", f"a move is listed twice in {right!r}")
+    target = entry.get("target")
+    if target is not None:
+        try:
+            point = grid.from_vertex(str(target), SIZE)
+        except ValueError as e:
+            raise fail("target", str(e)) from None
+        if point == SIZE * SIZE or board[point] == 0:
+            raise fail("target", f"{target!r} is not a stone")
+        target = grid.to_vertex(point, SIZE)
     return Problem(name=entry["name"], category=entry["category"], to_play=to_play,
                    diagram="\n".join(line.strip() for line in entry["diagram"].strip().splitlines()),
                    komi=float(komi), right=tuple(moves), description=entry["description"].strip(),
-                   state=position.state)
+                   state=position.state, target=target)
 
 
 def load_suite(path=None) -> list[Problem]:

@@ -63,6 +63,21 @@ def play_out(binary: str, level: int, problem: tactics.Problem, move: str, max_m
         engine.close()
 
 
+def add_suite_arguments(ap: argparse.ArgumentParser, positions_help: str) -> None:
+    """The suite file and position options these scripts share."""
+    ap.add_argument("--suite", default=None, help="a suite file (default alphago_jax/data/tactics_9x9.toml)")
+    ap.add_argument("--positions", nargs="*", help=positions_help)
+
+
+def gnugo_and_problems(args: argparse.Namespace) -> tuple[str, list[tactics.Problem]]:
+    """GNU Go's path (exiting with a message if it is not installed) and the suite's problems
+    named by ``--positions`` (all of them without it)."""
+    binary = find_gnugo()
+    if binary is None:
+        sys.exit("GNU Go is not installed (apt-get install -y gnugo)")
+    return binary, [p for p in tactics.load_suite(args.suite) if not args.positions or p.name in args.positions]
+
+
 def _task(args):
     return play_out(*args)
 
@@ -77,13 +92,9 @@ def main(argv=None) -> int:
     ap.add_argument("--player", default="default", help="the report's column whose failed moves to play out")
     ap.add_argument("--level", type=int, default=10, help="GNU Go's level for the play-outs (default 10)")
     ap.add_argument("--workers", type=int, default=2, help="play-outs at once (default 2)")
-    ap.add_argument("--suite", default=None, help="a suite file (default alphago_jax/data/tactics_9x9.toml)")
-    ap.add_argument("--positions", nargs="*", help="only these positions (default: the whole suite)")
+    add_suite_arguments(ap, "only these positions (default: the whole suite)")
     args = ap.parse_args(argv)
-    binary = find_gnugo()
-    if binary is None:
-        sys.exit("GNU Go is not installed (apt-get install -y gnugo)")
-    problems = [p for p in tactics.load_suite(args.suite) if not args.positions or p.name in args.positions]
+    binary, problems = gnugo_and_problems(args)
     played = {}
     if args.report:
         with open(args.report) as f:

@@ -19,8 +19,9 @@ import argparse
 import sys
 
 from alphago_jax.games import grid
-from alphago_jax.gtp_client import GNUGO_RULES_ARGS, GTPClient, GTPError, find_gnugo
+from alphago_jax.gtp_client import GNUGO_RULES_ARGS, GTPClient, GTPError
 from alphago_jax.play import tactics
+from tactics_outcomes import add_suite_arguments, gnugo_and_problems  # this directory's sibling
 
 
 def _settled(engine: GTPClient, problem: tactics.Problem) -> bool:
@@ -56,16 +57,11 @@ def reading_moves(engine: GTPClient, problem: tactics.Problem) -> list[str]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--suite", default=None, help="a suite file (default alphago_jax/data/tactics_9x9.toml)")
-    ap.add_argument("--positions", nargs="*", help="only these positions (default: all with a target)")
-    args = ap.parse_args(argv)
-    binary = find_gnugo()
-    if binary is None:
-        sys.exit("GNU Go is not installed (apt-get install -y gnugo)")
-    problems = [p for p in tactics.load_suite(args.suite)
-                if p.target and (not args.positions or p.name in args.positions)]
+    add_suite_arguments(ap, "only these positions (default: all with a target)")
+    binary, problems = gnugo_and_problems(ap.parse_args(argv))
+    problems = [p for p in problems if p.target]
     if not problems:
-        sys.exit("no position with a target" + (f" among {args.positions}" if args.positions else ""))
+        sys.exit("no position with a target among those asked for")
     print("GNU Go's reading after each move of the mover: the moves that settle the target's string\n")
     print(f"{'category':16s} {'position':30s} {'target':>6s}  {'GNU Go':18s} {'right':18s}")
     differ = 0

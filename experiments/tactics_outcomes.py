@@ -70,12 +70,15 @@ def add_suite_arguments(ap: argparse.ArgumentParser, positions_help: str) -> Non
 
 
 def gnugo_and_problems(args: argparse.Namespace) -> tuple[str, list[tactics.Problem]]:
-    """GNU Go's path (exiting with a message if it is not installed) and the suite's problems
-    named by ``--positions`` (all of them without it)."""
+    """GNU Go's path and the suite's problems named by ``--positions`` (all of them without it);
+    exits with a message if GNU Go is not installed or a name is not in the suite."""
     binary = find_gnugo()
     if binary is None:
         sys.exit("GNU Go is not installed (apt-get install -y gnugo)")
-    return binary, [p for p in tactics.load_suite(args.suite) if not args.positions or p.name in args.positions]
+    try:
+        return binary, tactics.select(tactics.load_suite(args.suite), names=args.positions)
+    except ValueError as e:
+        sys.exit(str(e))
 
 
 def _task(args):

@@ -120,6 +120,14 @@ def _warm_start(args) -> int:
             raise ValueError("--keep-policy trains a whole --init network towards its own moves: it needs --init, "
                              "and --heads-only leaves the moves as they are without it")
         data = data._replace(examples=warm_start.own_policy(config.net, init.variables, data.examples))
+    anchor = None
+    if args.anchor:
+        if init is None or args.heads_only:
+            raise ValueError("--anchor holds an --init network to its own outputs: it needs --init, not --heads-only")
+        kept = warm_start.record_examples([args.anchor], size=config.board_size, komi=config.komi, inputs=config.inputs)
+        anchor = warm_start.own_targets(config.net, init.variables, kept.examples)
+        print(f"anchor: {anchor.value.shape[0]:,} positions of {kept.games} records, the --init network's own "
+              f"outputs as targets, {args.anchor_share:.0%} of each batch")
     weights = dict(ownership_weight=config.ownership_weight, score_weight=config.score_weight) if aux else {}
     if teacher:  # a teacher's value is an estimate of each position, not one game's result: full weight
         weights["value_weight"] = 1.0
@@ -136,13 +144,15 @@ def _warm_start(args) -> int:
         optimizer = OptimizerConfig(kind="adamw", learning_rate=args.learning_rate, weight_decay=1e-4)
         result = warm_start.train_supervised(data, config.net, steps=args.steps, batch=args.batch, seed=config.seed,
                                              optimizer=optimizer, init=init.variables if init else None,
-                                             held_out=args.held_out, progress=not args.no_progress, **weights)
+                                             held_out=args.held_out, progress=not args.no_progress,
+                                             anchor=anchor, anchor_share=args.anchor_share, **weights)
     net = config.net
     step = {"step": "alphago-jax warm-start", "command": " ".join(["alphago-jax"] + sys.argv[1:]),
             "records": str(args.records), "teacher": teacher, "games": data.games,
             "positions": int(data.examples.value.shape[0]), "train_steps": args.steps, "batch": args.batch,
             "learning_rate": args.learning_rate, "heads_only": bool(args.heads_only),
             "keep_policy": bool(args.keep_policy), "held_out": result.held_out,
+            "anchor": args.anchor and {"records": str(args.anchor), "share": args.anchor_share},
             "wall_s": round(time.perf_counter() - t0, 1)}
     out = pathlib.Path(args.out)
     chain = (zero.network_chain(init) if init else []) + [step]
@@ -171,15 +181,20 @@ def _setting(text: str) -> tuple[str, str]:
     return name.strip(), value.strip()
 
 
-def _fraction(text: str) -> float:
+def _fraction(text: str, top: float = 0.5) -> float:
     """A share of the games held out: 0 (none) to 0.5 (every other game)."""
     try:
         value = float(text)
     except ValueError:
         value = float("nan")
-    if not 0 <= value <= 0.5:
-        raise argparse.ArgumentTypeError(f"a fraction from 0 to 0.5, got {text!r}")
+    if not 0 <= value <= top:
+        raise argparse.ArgumentTypeError(f"a fraction from 0 to {top:g}, got {text!r}")
     return value
+
+
+def _share(text: str) -> float:
+    """A share of each batch: 0 to 0.95 (some of it must be the new targets)."""
+    return _fraction(text, 0.95)
 
 
 def _plot(args) -> int:
@@ -295,23 +310,12 @@ def _add_train_command(sub) -> None:
     train.set_defaults(run=_train)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="alphago-jax", description="AlphaGo, AlphaGo Zero, GRAVE and MCPS as batched JAX functions.")
-    compile_cache.add_options(parser)
-    sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="play a batch of random legal games with the JAX rules")
-    demo.add_argument("--size", type=int, default=9, help="board size, 2 to 19 (default 9)")
-    demo.add_argument("--batch", type=int, default=256, help="games played at once (default 256)")
-    demo.add_argument("--komi", type=float, default=7.5, help="points given to white (default 7.5)")
-    demo.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    demo.set_defaults(run=_demo)
-
-    _add_train_command(sub)
+def _add_warm_start_command(sub) -> None:
     warm = sub.add_parser(
         "warm-start", help="AlphaGo Zero's network by supervised learning on game records, for train --init",
         description="Fit the dual network of a preset (and --set sizes) to SGF game records: the policy to "
                     "each recorded move, the value to the result; or, where a teacher's arrays lie beside the "
-                    "records (experiments/katago_teacher.py), to the teacher's policy, value, ownership and score; "
+                    "records (experiments/katago_teacher.py, tactical_teacher.py), to the teacher's policy, value, ownership and score; "
                     "records that say who owns what at the end (TB/TW) also train the ownership and score heads. "
                     "Writes OUT/network.msgpack; start a run from it with `alphago-jax train --init OUT` and the "
                     "same sizes.")
@@ -339,11 +343,32 @@ def build_parser() -> argparse.ArgumentParser:
                       help="with --init: the policy targets are the --init network's own move probabilities on each "
                            "position, not the recorded moves, so it learns the records' results (and ownership and "
                            "score) while keeping its moves; the held-out top-1 is then agreement with --init")
+    warm.add_argument("--anchor", default=None, metavar="RECORDS",
+                      help="with --init: positions of these SGF records, with the --init network's own outputs as "
+                           "targets, are drawn beside the --records' (learning without forgetting), so it learns "
+                           "the new targets and keeps what it did elsewhere")
+    warm.add_argument("--anchor-share", type=_share, default=0.5, metavar="FRACTION",
+                      help="the share of each batch drawn from --anchor (default 0.5)")
     warm.add_argument("--held-out", type=_fraction, default=0.05, metavar="FRACTION",
                       help="share of the games held out and scored, never trained on: every round(1/FRACTION)-th "
                            "game (default 0.05; 0 holds none out; raise it when there are few games)")
     warm.add_argument("--no-progress", action="store_true", help="no progress bar")
     warm.set_defaults(run=_warm_start)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="alphago-jax", description="AlphaGo, AlphaGo Zero, GRAVE and MCPS as batched JAX functions.")
+    compile_cache.add_options(parser)
+    sub = parser.add_subparsers(dest="command", required=True)
+    demo = sub.add_parser("demo", help="play a batch of random legal games with the JAX rules")
+    demo.add_argument("--size", type=int, default=9, help="board size, 2 to 19 (default 9)")
+    demo.add_argument("--batch", type=int, default=256, help="games played at once (default 256)")
+    demo.add_argument("--komi", type=float, default=7.5, help="points given to white (default 7.5)")
+    demo.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    demo.set_defaults(run=_demo)
+
+    _add_train_command(sub)
+    _add_warm_start_command(sub)
 
     plot = sub.add_parser("plot", help="draw a training run's loss, win-rate and Elo curves to PNG")
     plot.add_argument("run_dir", help="the --out directory of a training run")

@@ -109,7 +109,7 @@ def test_teacher_records_replay_and_train(tmp_path, monkeypatch):
     assert not (ex.policy[:, :25][stones > 0] > 1e-3).any()
     with np.load(out / "game-00000.npz") as a:
         np.savez(out / "game-00000.npz", **{k: v[:-1] for k, v in a.items()})  # a position short
-    with pytest.raises(ValueError, match="game-00000.npz: .* positions, its record"):
+    with pytest.raises(ValueError, match="game-00000.npz: .* positions labelled, of the record.s"):
         warm_start.teacher_examples(out, size=5, komi=7.5)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import collections
 import pathlib
+import types
 
 import chex
 import numpy as np
@@ -309,3 +310,83 @@ def test_in_balanced_categories_the_right_move_wins_and_a_pass_loses(problems, g
         won = tactics_outcomes.play_out(gnugo_path, 10, p, p.right[0])
         lost = tactics_outcomes.play_out(gnugo_path, 10, p, "pass")
         assert won is not None and lost is not None and won > 0 > lost, (p.name, won, lost)
+
+
+@pytest.fixture
+def tactical_teacher(monkeypatch):
+    monkeypatch.syspath_prepend(str(pathlib.Path(__file__).resolve().parents[1] / "experiments"))
+    import tactical_teacher
+
+    return tactical_teacher
+
+
+def test_the_tactical_teacher_finds_the_suites_nets_and_ladders(problems, gnugo_path, tactical_teacher):
+    """``experiments/tactical_teacher.py``'s reading (``tactics_here``) on the suite's own nets and
+    ladders: the string at stake, a net or an atari as the suite says, captured by a right move."""
+    from alphago_jax.gtp_client import GNUGO_RULES_ARGS, GTPClient
+
+    chosen = [p for p in problems if p.category in ("net", "ladder")]
+    with GTPClient([gnugo_path, *GNUGO_RULES_ARGS], timeout=60) as engine:
+        for p in chosen:
+            engine.send_many(p.gtp_commands())
+            found = {tuple(stones): (kind, move)
+                     for kind, move, _, stones in tactical_teacher.tactics_here(engine, p.colour[0], min_stones=1)}
+            at_stake = [v for v in found if p.target in v]
+            assert len(at_stake) == 1, (p.name, found)
+            kind, move = found[at_stake[0]]
+            assert kind == ("net" if p.category == "net" else "atari") and move in p.right, (p.name, kind, move)
+
+
+class FakeTeacher:
+    """KataGo's GTP as the tactical teacher uses it: ``kata-raw-nn 0`` answers a uniform policy."""
+
+    def __init__(self, *args, **kwargs):
+        self.said = []
+
+    def send(self, command: str) -> str:
+        self.said.append(command)
+        if command != "kata-raw-nn 0":
+            return ""
+        n = tactics.SIZE * tactics.SIZE
+        return " ".join(["whiteWin 0.6 whiteLoss 0.4 whiteLead 2.5 whiteOwnership", *["0.5"] * n,
+                         "policy", *["0.01"] * n, "policyPass 0.19"])
+
+    def send_many(self, commands):
+        return [self.send(c) for c in commands]
+
+    def close(self):
+        pass
+
+
+def test_the_tactical_teacher_writes_what_the_warm_start_reads(gnugo_path, tactical_teacher, tmp_path, monkeypatch):
+    """Tactics mined from two GNU Go records, labelled (a stand-in for KataGo), read back by
+    ``warm_start.teacher_examples``: the capture line's two positions and each other line's one."""
+    from conftest import SHARED
+    from alphago_jax.zero import warm_start
+
+    records = [SHARED / "data" / "gnugo-9x9-selfplay" / f"game-0000{i}.sgf" for i in range(2)]
+    if not all(r.is_file() for r in records):
+        pytest.skip(f"{records[0].parent} is absent: the GNU Go records ship in ../shared beside the checkout")
+    files = types.SimpleNamespace(command=lambda **kw: ["katago"])
+    monkeypatch.setattr(tactical_teacher.katago, "find_katago", lambda root=None: files)
+    monkeypatch.setattr(tactical_teacher, "GTPClient", FakeTeacher)
+    out = tmp_path / "mined"
+    argv = [*map(str, records), "--out", str(out), "--branches", "6", "--atari-share", "1"]
+    assert tactical_teacher.main(argv) == 0
+    rows = (out / "summary.tsv").read_text().splitlines()
+    lines = sorted(out.glob("*.npz"))
+    assert rows and len(lines) >= len(rows) and {r.split("\t")[2] for r in rows} <= set(tactical_teacher.KINDS)
+    data = warm_start.teacher_examples(out, size=tactics.SIZE, komi=7.0)
+    captures = sum(p.stem.endswith("-0") for p in lines)
+    assert data.games == len(lines) and len(data.game) == captures * 2 + (len(lines) - captures)
+    np.testing.assert_allclose(np.abs(data.examples.value), 0.2, atol=1e-6)  # white's 0.6 - 0.4, either side
+    np.testing.assert_allclose(np.abs(data.examples.ownership), 0.5, atol=1e-3)
+    assert tactical_teacher.main(argv) == 0  # again: the records are done, nothing is added
+    assert sorted(out.glob("*.npz")) == lines and len((out / "summary.tsv").read_text().splitlines()) == len(rows)
+    # The stand-in's value is the same after every move: no capture swings it, and --select keeps none.
+    with_others = {p.stem.rpartition("-")[0] for p in lines if not p.stem.endswith("-0")}
+    assert tactical_teacher.swings(out) == dict.fromkeys(with_others, 0.0)
+    assert tactical_teacher.main(["--select", str(out), "--min-swing", "0.1", "--out", str(tmp_path / "none")]) == 0
+    assert not list((tmp_path / "none").iterdir())
+    assert tactical_teacher.main(["--select", str(out), "--min-swing", "0", "--out", str(tmp_path / "all")]) == 0
+    assert {p.stem.rpartition("-")[0] for p in (tmp_path / "all").glob("*.npz")} == with_others

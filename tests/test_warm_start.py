@@ -227,27 +227,49 @@ def test_records_that_say_who_owns_what_train_the_ownership_and_score_heads(reco
         sgf.load(folder / "bad.sgf")
 
 
-def test_keeping_the_policy_learns_results_with_the_moves_of_the_init_network(records, tmp_path, capsys):
-    from alphago_jax import cli, zero
-    from alphago_jax.nets.saved import load_network, save_network
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory):
+    """A tiny network with moves of its own, learnt from other games (and settled batch statistics),
+    to keep: (those games' folder, its variables, its network file)."""
+    from alphago_jax import zero
+    from alphago_jax.nets.saved import save_network
 
-    folder = tmp_path / "records"  # the records alone: another test puts a teacher's arrays beside them
-    folder.mkdir()
-    for path in records[0].glob("*.sgf"):
-        (folder / path.name).write_bytes(path.read_bytes())
-    config = zero.PRESETS["tiny"]
-    data = warm_start.record_examples([folder], size=SIZE, komi=0.5)
-    # A network with moves of its own, learnt from other games (and settled batch statistics), to keep.
-    game, other = games.make("go", size=SIZE, komi=0.5), tmp_path / "other"
+    config, tmp = zero.PRESETS["tiny"], tmp_path_factory.mktemp("plain")
+    game, other = games.make("go", size=SIZE, komi=0.5), tmp / "other"
     other.mkdir()
     for i, moves in enumerate(random_games(6, 9, seed=5)):
         sgf.save(sgf.record_from_moves(game, moves, result="B+1.5"), other / f"game-{i}.sgf")
-    plain = warm_start.train_supervised(warm_start.record_examples([other], size=SIZE, komi=0.5), config.net,
-                                        steps=40, batch=32, held_out=0.0, progress=False).state.variables
-    source = save_network(tmp_path / "plain.msgpack", plain, blocks=config.blocks, filters=config.filters,
+    variables = warm_start.train_supervised(warm_start.record_examples([other], size=SIZE, komi=0.5), config.net,
+                                            steps=40, batch=32, held_out=0.0, progress=False).state.variables
+    source = save_network(tmp / "plain.msgpack", variables, blocks=config.blocks, filters=config.filters,
                           value_hidden=config.value_hidden, board_size=SIZE, komi=0.5)
-    kept = warm_start.own_policy(config.net, plain, data.examples, batch=16)  # two batches and a part
-    logits, _ = nets.policy_value_apply(config.net)(plain, jnp.asarray(data.examples.planes))
+    return other, variables, source
+
+
+def policy_drift(net, variables, planes, policy) -> float:
+    """Mean KL divergence from ``policy`` [N, A] to ``variables``' move probabilities on ``planes``."""
+    log_p = jax.nn.log_softmax(nets.policy_value_apply(net)(variables, jnp.asarray(planes))[0], axis=-1)
+    return float(jnp.mean(jnp.sum(jax.scipy.special.xlogy(policy, policy) - policy * log_p, -1)))
+
+
+def copy_records(source, folder):
+    """The 5x5 records of ``source`` alone in ``folder`` (another test puts a teacher's arrays beside them)."""
+    folder.mkdir()
+    for path in source.glob("game-*.sgf"):
+        (folder / path.name).write_bytes(path.read_bytes())
+    return folder
+
+
+def test_keeping_the_policy_learns_results_with_the_moves_of_the_init_network(records, plain, tmp_path, capsys):
+    from alphago_jax import cli, zero
+    from alphago_jax.nets.saved import load_network
+
+    folder = copy_records(records[0], tmp_path / "records")
+    config = zero.PRESETS["tiny"]
+    data = warm_start.record_examples([folder], size=SIZE, komi=0.5)
+    _, variables, source = plain
+    kept = warm_start.own_policy(config.net, variables, data.examples, batch=16)  # two batches and a part
+    logits, _ = nets.policy_value_apply(config.net)(variables, jnp.asarray(data.examples.planes))
     np.testing.assert_allclose(kept.policy, jax.nn.softmax(logits, axis=-1), rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(kept.value, data.examples.value)  # the results stay the records'
 
@@ -256,9 +278,7 @@ def test_keeping_the_policy_learns_results_with_the_moves_of_the_init_network(re
                 *flags, "--steps", "60", "--batch", "16", "--held-out", "0.5", "--no-progress"]
         assert cli.main(argv) == 0
         saved = load_network(out / zero.WARM_START_FILE)
-        logits, _ = nets.policy_value_apply(config.net)(saved.variables, jnp.asarray(data.examples.planes))
-        log_p = jax.nn.log_softmax(logits, axis=-1)
-        return float(jnp.mean(jnp.sum(jax.scipy.special.xlogy(kept.policy, kept.policy) - kept.policy * log_p, -1))), saved
+        return policy_drift(config.net, saved.variables, data.examples.planes, kept.policy), saved
 
     kept_kl, saved = drift(["--keep-policy"], tmp_path / "kept")
     moved_kl, _ = drift([], tmp_path / "moved")  # towards the recorded moves
@@ -267,3 +287,69 @@ def test_keeping_the_policy_learns_results_with_the_moves_of_the_init_network(re
             "--keep-policy", "--no-progress"]
     assert cli.main(argv) == 2  # no network to keep
     assert "--keep-policy" in capsys.readouterr().err
+
+
+def test_a_teacher_may_label_some_positions_of_a_record(records, tmp_path):
+    folder, actions, _ = records
+    folder = copy_records(folder, tmp_path / "teacher")
+    with_teacher(folder, actions)
+    full = warm_start.teacher_examples(folder, size=SIZE, komi=0.5)
+    for path in folder.glob("*.npz"):  # the odd positions alone, as experiments/tactical_teacher.py writes
+        with np.load(path) as a:
+            arrays = dict(a)
+        index = np.arange(1, len(arrays["value"]), 2)
+        np.savez(path, index=index.astype(np.int32), **{k: v[index] for k, v in arrays.items()})
+    part = warm_start.teacher_examples(folder, size=SIZE, komi=0.5)
+    first = np.searchsorted(full.game, np.arange(full.games))  # each record's first row
+    odd = (np.arange(len(full.game)) - first[full.game]) % 2 == 1
+    for name in ("planes", "policy", "value", "ownership", "score"):
+        np.testing.assert_array_equal(getattr(part.examples, name), getattr(full.examples, name)[odd], err_msg=name)
+    np.testing.assert_array_equal(part.game, full.game[odd])
+    assert part.games == full.games == len(actions)
+    broken = sorted(folder.glob("*.npz"))[0]
+    with np.load(broken) as a:
+        arrays = dict(a)
+    arrays["index"][-1] = 99  # past the record's positions
+    np.savez(broken, **arrays)
+    with pytest.raises(ValueError, match=f"{broken.name}: .* labelled, of the record's .* at \\["):
+        warm_start.teacher_examples(folder, size=SIZE, komi=0.5)
+
+
+def test_an_anchor_holds_the_init_network_where_the_new_targets_do_not_reach(records, plain, tmp_path, capsys):
+    from alphago_jax import cli, zero
+    from alphago_jax.nets.saved import load_network
+
+    folder, actions, _ = records
+    teacher = copy_records(folder, tmp_path / "teacher")
+    with_teacher(teacher, actions)
+    for path in teacher.glob("*.npz"):  # every move a pass: targets far from the network's own moves
+        with np.load(path) as a:
+            arrays = dict(a)
+        arrays["policy"] = np.eye(SIZE * SIZE + 1, dtype=np.float16)[np.full(len(arrays["value"]), SIZE * SIZE)]
+        np.savez(path, **arrays)
+    other, variables, source = plain
+    config = zero.PRESETS["tiny"]
+    mine = warm_start.record_examples([other], size=SIZE, komi=0.5).examples
+    own = warm_start.own_targets(config.net, variables, mine, batch=16)
+    logits, value = nets.policy_value_apply(config.net)(variables, jnp.asarray(mine.planes))
+    np.testing.assert_allclose(own.policy, jax.nn.softmax(logits, axis=-1), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(own.value, value, rtol=1e-5, atol=1e-6)
+    assert own.ownership is None and own.score is None  # the tiny network has no such heads
+
+    def drift(flags, out):
+        argv = ["warm-start", "--records", str(teacher), "--out", str(out), "--init", str(source), "--preset", "tiny",
+                *flags, "--steps", "60", "--batch", "16", "--learning-rate", "3e-3", "--held-out", "0",
+                "--no-progress"]
+        assert cli.main(argv) == 0
+        saved = load_network(out / zero.WARM_START_FILE)
+        return policy_drift(config.net, saved.variables, mine.planes, own.policy), saved
+
+    held_kl, saved = drift(["--anchor", str(other), "--anchor-share", "0.75"], tmp_path / "held")
+    free_kl, _ = drift([], tmp_path / "free")
+    assert saved.info["chain"][-1]["anchor"] == {"records": str(other), "share": 0.75}
+    assert held_kl < 0.5 * free_kl, (held_kl, free_kl)
+    assert "anchor: " in capsys.readouterr().out
+    argv = ["warm-start", "--records", str(teacher), "--out", str(tmp_path / "none"), "--preset", "tiny",
+            "--anchor", str(other), "--no-progress"]
+    assert cli.main(argv) == 2  # no network to hold
+    assert "--anchor" in capsys.readouterr().err

@@ -13,7 +13,8 @@ position; ``train_supervised`` fits a ``DualResNet`` to them with random symmetr
 ``fit_heads`` fits only the ownership and score heads of a fixed network to a teacher's
 outputs (``teacher_examples``), leaving its moves and values as they were; ``own_policy`` makes
 a network's own move probabilities the policy targets, so that it learns the records' results
-while it keeps its moves.
+while it keeps its moves; ``own_targets`` makes all its outputs the targets of other positions,
+drawn beside the new ones (``train_supervised``'s ``anchor``), so that it keeps its play there.
 
 Records come from folders, SGF files and archives as ``alphago-jax dataset build`` reads them
 (``sgf.iter_records``) and are parsed with ``sgf.load``; a record with setup stones, another board size or a move
@@ -34,7 +35,7 @@ import optax
 
 from alphago_jax import features, games, sgf
 from alphago_jax.games.history import WithHistory
-from alphago_jax.nets import policy_value_apply
+from alphago_jax.nets import DualOutput, policy_value, policy_value_apply
 from alphago_jax.train import replay
 from alphago_jax.games.base import BLACK, WHITE
 from alphago_jax.sgf import iter_records, winner_of
@@ -174,11 +175,13 @@ def teacher_examples(folder, *, size: int = 9, komi: float = 7.5, batch: int = 2
     """Positions of records written with a teacher's outputs beside each: ``NAME.sgf`` and
     ``NAME.npz`` (``experiments/katago_teacher.py``: policy float16[T, A], value, score
     float32[T], ownership float16[T, S*S], all for the player to move before each of the T
-    moves). The targets are the teacher's, not the recorded move and result: distillation.
+    moves; or, with ``index`` int32[K], for the K positions of the record it names, as
+    ``experiments/tactical_teacher.py`` writes them). The targets are the teacher's, not the
+    recorded move and result: distillation.
 
     Raises:
-      ValueError: no such pair in ``folder``, a record the rules reject, or arrays whose length
-        is not the record's.
+      ValueError: no such pair in ``folder``, a record the rules reject, arrays whose length
+        is not the record's (or the index's), or an index past the record's positions.
     """
     folder = pathlib.Path(folder)
     records = [p for p in sorted(folder.rglob("*.sgf")) if p.with_suffix(".npz").is_file()]
@@ -187,17 +190,23 @@ def teacher_examples(folder, *, size: int = 9, komi: float = 7.5, batch: int = 2
     data = record_examples(records, size=size, komi=komi, batch=batch, inputs=inputs)
     if data.skipped:
         raise ValueError(f"{folder}: {data.skipped} teacher records cannot be used ({'; '.join(data.reasons)})")
-    arrays = []
-    for path, moves in zip(records, np.bincount(data.game, minlength=data.games)):
+    arrays, rows, games, first = [], [], [], 0
+    for g, (path, moves) in enumerate(zip(records, np.bincount(data.game, minlength=data.games))):
         with np.load(path.with_suffix(".npz")) as a:
             arrays.append({k: a[k] for k in ("policy", "value", "score", "ownership")})
-        if arrays[-1]["value"].shape[0] != moves:
-            raise ValueError(f"{path.with_suffix('.npz')}: {arrays[-1]['value'].shape[0]} positions, "
-                             f"its record {moves}")
+            index = a["index"].astype(np.int64) if "index" in a else np.arange(moves)
+        labelled = arrays[-1]["value"].shape[0]
+        if labelled != len(index) or (len(index) and not 0 <= index.min() <= index.max() < moves):
+            raise ValueError(f"{path.with_suffix('.npz')}: {labelled} positions labelled, of the record's {moves}"
+                             + (f" at {index.tolist()}" if len(index) != moves else ""))
+        rows.append(first + index)
+        games.append(np.full(len(index), g, np.int32))
+        first += moves
+    rows = np.concatenate(rows)
     joined = {k: np.concatenate([a[k] for a in arrays]).astype(np.float32) for k in arrays[0]}
-    examples = replay.Examples(planes=data.examples.planes, policy=joined["policy"], value=joined["value"],
+    examples = replay.Examples(planes=data.examples.planes[rows], policy=joined["policy"], value=joined["value"],
                                ownership=np.clip(joined["ownership"], -1, 1), score=joined["score"])
-    return data._replace(examples=examples, owned=data.games)
+    return data._replace(examples=examples, game=np.concatenate(games), owned=data.games)
 
 
 def has_teacher(folder) -> bool:
@@ -262,6 +271,7 @@ def train_supervised(data: RecordExamples, net, *, steps: int, batch: int = 256,
                      optimizer: OptimizerConfig = OptimizerConfig(kind="adamw", learning_rate=1e-3, weight_decay=1e-4),
                      value_weight: float = 0.25, ownership_weight: float = 0.0, score_weight: float = 0.0,
                      held_out: float = 0.05, init: dict | None = None, seed: int = 0,
+                     anchor: replay.Examples | None = None, anchor_share: float = 0.5,
                      progress: bool = True) -> SupervisedResult:
     """Fit ``net`` (a ``DualResNet``) to the records' moves and results.
 
@@ -276,6 +286,8 @@ def train_supervised(data: RecordExamples, net, *, steps: int, batch: int = 256,
       ownership_weight, score_weight: the auxiliary heads' terms (``learner.loss_fn``), for
         examples with those targets (``teacher_examples``).
       init: variables to start from (default: a fresh ``net``).
+      anchor: examples drawn beside ``data``'s, ``round(anchor_share * batch)`` of each batch
+        (``own_targets`` of ``init``: what it should keep).
     """
     from tqdm.auto import tqdm
 
@@ -284,24 +296,43 @@ def train_supervised(data: RecordExamples, net, *, steps: int, batch: int = 256,
     size = train.planes.shape[1]
     variables = init if init is not None else net.init(key, jnp.zeros((1, size, size, train.planes.shape[-1])))
     state = init_train_state(variables, optimizer)
-    examples = jax.tree_util.tree_map(jnp.asarray, train)
-    count = examples.value.shape[0]
+    pools = (train,) if anchor is None else (train, _like(anchor, train))
+    sizes = (batch,) if anchor is None else (batch - round(anchor_share * batch), round(anchor_share * batch))
+    pools = jax.tree_util.tree_map(jnp.asarray, pools)
 
     @jax.jit  # the examples are an argument: closed over, they would be folded into the program
-    def step(state, examples, key):
+    def step(state, pools, key):
         k_rows, k_aug = jax.random.split(key)
-        rows = jax.random.randint(k_rows, (batch,), 0, count)
-        picked = jax.tree_util.tree_map(lambda x: x[rows], examples)
+        keys = jax.random.split(k_rows, len(pools)) if len(pools) > 1 else [k_rows]
+        rows = [jax.random.randint(k, (n,), 0, pool.value.shape[0]) for k, n, pool in zip(keys, sizes, pools)]
+        drawn = [jax.tree_util.tree_map(lambda x, r=r: x[r], pool) for r, pool in zip(rows, pools)]
+        picked = jax.tree_util.tree_map(lambda *x: jnp.concatenate(x), *drawn)
         return learner.train_step(state, picked, net, optimizer, key=k_aug, value_weight=value_weight,
                                   ownership_weight=ownership_weight, score_weight=score_weight)
 
     collected = []
     for k in tqdm(jax.random.split(key, steps), desc="supervised warm start", disable=not progress,
                   dynamic_ncols=True):
-        state, metrics = step(state, examples, k)
+        state, metrics = step(state, pools, k)
         collected.append(metrics)
     metrics = _stacked(collected)
     return SupervisedResult(state, metrics, evaluate_examples(net, state.variables, test) if test is not None else {})
+
+
+def _like(anchor: replay.Examples, examples: replay.Examples) -> replay.Examples:
+    """``anchor`` with the targets ``examples`` have and no others, in their dtypes, so that one
+    batch joins both; a target the anchor lacks (a network without the head) is unknown there
+    (``replay.NO_OWNER``, NaN), which the loss leaves out."""
+    n = anchor.value.shape[0]
+    unknown = {"ownership": lambda x: np.full((n,) + x.shape[1:], replay.NO_OWNER),
+               "score": lambda x: np.full((n,), np.nan)}
+    fields = {}
+    for name in ("planes", "policy", "value", "ownership", "score"):
+        mine, theirs = getattr(anchor, name), getattr(examples, name)
+        if theirs is not None:
+            mine = unknown[name](theirs) if mine is None else mine
+            fields[name] = np.asarray(mine).astype(np.asarray(theirs).dtype)
+    return replay.Examples(**fields)
 
 
 def _stacked(collected: list[dict]) -> dict:
@@ -400,15 +431,39 @@ def evaluate_heads(net, variables, examples: replay.Examples, batch: int = 1024)
             "score_error": err / max(scored, 1), "positions": int(n)}
 
 
+def _own_outputs(net, variables: dict, planes, batch: int) -> dict:
+    """The network's own outputs on ``planes`` (eval mode), numpy: ``policy`` float32[N, A] (move
+    probabilities), ``value`` float32[N], and ``ownership``, ``score`` where it has those heads."""
+    @jax.jit
+    def apply(v, x):
+        out = net.apply(v, x)
+        logits, value = policy_value(out)
+        aux = {} if not isinstance(out, DualOutput) else {k: getattr(out, k) for k in ("ownership", "score")
+                                                          if getattr(out, k) is not None}
+        return {"policy": jax.nn.softmax(logits, axis=-1), "value": value, **aux}
+
+    chunks = [jax.device_get(apply(variables, jnp.asarray(planes[lo:lo + batch])))
+              for lo in range(0, len(planes), batch)]
+    return {k: np.concatenate([c[k] for c in chunks]).astype(np.float32) for k in chunks[0]} if chunks else {}
+
+
 def own_policy(net, variables: dict, examples: replay.Examples, batch: int = 1024) -> replay.Examples:
     """``examples`` with the policy targets replaced by the network's own move probabilities
     (float32[N, A], eval mode) on each position: trained on them, a network keeps its moves while
     it learns the examples' values (and ownership and score), as in learning without forgetting."""
-    apply = jax.jit(lambda v, x: jax.nn.softmax(policy_value_apply(net)(v, x)[0], axis=-1))
-    n = examples.value.shape[0]
-    policy = np.concatenate([np.asarray(apply(variables, jnp.asarray(examples.planes[lo:lo + batch])))
-                             for lo in range(0, n, batch)]) if n else examples.policy
-    return examples.replace(policy=policy.astype(np.float32))
+    if not examples.value.shape[0]:
+        return examples
+    return examples.replace(policy=_own_outputs(net, variables, examples.planes, batch)["policy"])
+
+
+def own_targets(net, variables: dict, examples: replay.Examples, batch: int = 1024) -> replay.Examples:
+    """``examples`` with every target the network's own output on its position (eval mode): the
+    policy, the value and, where it has the heads, ownership and score (None where it has not).
+    Drawn beside new targets in training (``train_supervised``'s ``anchor``), they hold the
+    network to what it did on positions the new targets do not cover: learning without forgetting."""
+    out = _own_outputs(net, variables, examples.planes, batch)
+    return replay.Examples(planes=examples.planes, policy=out["policy"], value=out["value"],
+                           ownership=out.get("ownership"), score=out.get("score"))
 
 
 def evaluate_examples(net, variables, examples: replay.Examples, batch: int = 1024) -> dict:
@@ -425,4 +480,4 @@ def evaluate_examples(net, variables, examples: replay.Examples, batch: int = 10
 
 
 __all__ = ["AUX_HEADS", "RecordExamples", "SupervisedResult", "evaluate_examples", "evaluate_heads", "fit_heads",
-           "has_teacher", "own_policy", "record_examples", "split_games", "teacher_examples", "train_supervised"]
+           "has_teacher", "own_policy", "own_targets", "record_examples", "split_games", "teacher_examples", "train_supervised"]

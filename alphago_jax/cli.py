@@ -315,7 +315,8 @@ def _add_warm_start_command(sub) -> None:
         "warm-start", help="AlphaGo Zero's network by supervised learning on game records, for train --init",
         description="Fit the dual network of a preset (and --set sizes) to SGF game records: the policy to "
                     "each recorded move, the value to the result; or, where a teacher's arrays lie beside the "
-                    "records (experiments/katago_teacher.py, tactical_teacher.py), to the teacher's policy, value, ownership and score; "
+                    "records (experiments/katago_teacher.py, tactical_teacher.py), to the teacher's policy, value, "
+                    "ownership and score; "
                     "records that say who owns what at the end (TB/TW) also train the ownership and score heads. "
                     "Writes OUT/network.msgpack; start a run from it with `alphago-jax train --init OUT` and the "
                     "same sizes.")

@@ -268,7 +268,8 @@ def main(argv=None) -> int:
             if record.size != args.size or record.black_setup or record.white_setup:
                 continue
             game = Go(size=record.size, komi=record.komi, superko=False)
-            for t, kind, capture, lines in mine_record(gnugo, teacher, record, random.Random(args.seed * 1_000_003 + i), args):
+            rng = random.Random(args.seed * 1_000_003 + i)
+            for t, kind, capture, lines in mine_record(gnugo, teacher, record, rng, args):
                 counts[kind] += 1
                 table.write(f"{name}\t{t}\t{kind}\t{capture}\n")
                 for k, (moves, outputs, index) in enumerate(lines):

@@ -480,4 +480,5 @@ def evaluate_examples(net, variables, examples: replay.Examples, batch: int = 10
 
 
 __all__ = ["AUX_HEADS", "RecordExamples", "SupervisedResult", "evaluate_examples", "evaluate_heads", "fit_heads",
-           "has_teacher", "own_policy", "own_targets", "record_examples", "split_games", "teacher_examples", "train_supervised"]
+           "has_teacher", "own_policy", "own_targets", "record_examples", "split_games", "teacher_examples",
+           "train_supervised"]

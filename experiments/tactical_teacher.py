@@ -1,6 +1,9 @@
 """Tactical positions of game records, with KataGo's network on them: a teacher for the tactics.
 
-Each record (SGF, 9x9 by default) is replayed on GNU Go 3.8 and on KataGo. Before each move,
+Each record (SGF, 9x9 by default) is replayed on GNU Go 3.8 and on KataGo, and so are
+``--branches`` branches of it: a position of the record followed by 2 to ``2 * --random-stones``
+random legal moves (loose stones make strings short of liberties, as few record positions
+have). Before each move of the record, and at the end of each branch,
 GNU Go's tactical reading looks at every string of the opponent with two liberties (and at
 least ``--min-stones`` stones): where the mover can capture it (``attack``) and the opponent,
 moving first, could save it (``defend``), the position is a tactic. The capture is a **net**
@@ -8,7 +11,7 @@ when GNU Go's capturing move is not one of the string's liberties, else an **ata
 or a plain capture). KataGo's raw network (``kata-raw-nn 0``: policy, value, score lead,
 ownership) labels the position, the position after the capture, and the position after each
 liberty that is not the capture (an atari that lets the string out): the student learns the
-move, and a value that tells the capture from the atari. A string is looked at once a game.
+move, and a value that tells the capture from the atari. A string is looked at once a record.
 
 Written per tactic, atomically, as ``katago_teacher.py`` writes its games, so that
 ``alphago-jax warm-start --records OUT`` reads them (``warm_start.teacher_examples``): the
@@ -40,15 +43,10 @@ import numpy as np
 from alphago_jax import katago, sgf
 from alphago_jax.files import write_atomic
 from alphago_jax.games import grid
-from alphago_jax.games.base import BLACK
 from alphago_jax.games.go import Go
 from alphago_jax.gtp_client import GTPClient, GTPError, gnugo_rules_engine
 
 KINDS = ("net", "atari")
-
-
-def _colour(c: int) -> str:
-    return "b" if c == BLACK else "w"
 
 
 def strings(engine: GTPClient, colour: str) -> list[tuple[list[str], list[str]]]:

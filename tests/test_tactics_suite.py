@@ -338,13 +338,13 @@ def test_the_tactical_teacher_finds_the_suites_nets_and_ladders(problems, gnugo_
 
 
 class FakeTeacher:
-    """KataGo's GTP as the tactical teacher uses it: ``kata-raw-nn 0`` answers a uniform policy."""
+    """KataGo's GTP as the tactical teacher uses it: ``kata-raw-nn 0`` answers the same policy,
+    value (white's 0.6 - 0.4) and ownership everywhere; other commands succeed."""
 
     def __init__(self, *args, **kwargs):
-        self.said = []
+        pass
 
     def send(self, command: str) -> str:
-        self.said.append(command)
         if command != "kata-raw-nn 0":
             return ""
         n = tactics.SIZE * tactics.SIZE

@@ -94,11 +94,17 @@ def play_game(engine: GTPClient, args, rng: random.Random):
     return actions, outputs, result
 
 
-def _arrays(outputs) -> dict:
-    return {"policy": np.stack([o.policy for o in outputs]).astype(np.float16),
-            "value": np.asarray([o.value for o in outputs], np.float32),
-            "score": np.asarray([o.score for o in outputs], np.float32),
-            "ownership": np.stack([o.ownership for o in outputs]).astype(np.float16)}
+def write_teacher_record(out: pathlib.Path, name: str, record: sgf.GameRecord, outputs, **extra) -> None:
+    """``NAME.npz`` (KataGo's ``outputs``: policy, value, score, ownership; and the ``extra``
+    arrays), then ``NAME.sgf``, each atomically: a record with its SGF is whole."""
+    arrays = {"policy": np.stack([o.policy for o in outputs]).astype(np.float16),
+              "value": np.asarray([o.value for o in outputs], np.float32),
+              "score": np.asarray([o.score for o in outputs], np.float32),
+              "ownership": np.stack([o.ownership for o in outputs]).astype(np.float16), **extra}
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **arrays)
+    write_atomic(out / f"{name}.npz", buffer.getvalue())
+    sgf.save(record, out / f"{name}.sgf")
 
 
 def main(argv=None) -> int:
@@ -133,13 +139,10 @@ def main(argv=None) -> int:
         for i in tqdm(todo, desc="teacher games", disable=args.smoke):
             rng = random.Random(args.seed * 1_000_003 + i)
             actions, outputs, result = play_game(engine, args, rng)
-            buffer = io.BytesIO()
-            np.savez_compressed(buffer, **_arrays(outputs))
-            write_atomic(out / f"game-{i:05d}.npz", buffer.getvalue())
             record = sgf.record_from_moves(Go(size=args.size, komi=args.komi, superko=False), actions,
                                            result=result, black_name="KataGo b10 (raw network)",
                                            white_name="KataGo b10 (raw network)")
-            sgf.save(record, out / f"game-{i:05d}.sgf")  # last: a game with its SGF is whole
+            write_teacher_record(out, f"game-{i:05d}", record, outputs)
     games = len(list(out.glob("game-*.sgf")))
     print(f"{games} games in {out}; train on them with: alphago-jax warm-start --records {out} ...")
     return 0

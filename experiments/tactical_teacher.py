@@ -33,7 +33,6 @@ by KataGo's value, the capture is worth at least ``--min-swing`` more than the o
 from __future__ import annotations
 
 import argparse
-import io
 import pathlib
 import random
 import sys
@@ -41,10 +40,10 @@ import sys
 import numpy as np
 
 from alphago_jax import katago, sgf
-from alphago_jax.files import write_atomic
 from alphago_jax.games import grid
 from alphago_jax.games.go import Go
 from alphago_jax.gtp_client import GTPClient, GTPError, gnugo_rules_engine
+from katago_teacher import write_teacher_record  # this directory's sibling
 
 KINDS = ("net", "atari")
 
@@ -79,21 +78,10 @@ def _raw(engine: GTPClient, size: int, white_to_play: bool) -> katago.RawOutput:
     return katago.parse_raw_nn(engine.send("kata-raw-nn 0"), size, white_to_play)
 
 
-def _arrays(outputs: list, index: list[int]) -> dict:
-    return {"policy": np.stack([o.policy for o in outputs]).astype(np.float16),
-            "value": np.asarray([o.value for o in outputs], np.float32),
-            "score": np.asarray([o.score for o in outputs], np.float32),
-            "ownership": np.stack([o.ownership for o in outputs]).astype(np.float16),
-            "index": np.asarray(index, np.int32)}
-
-
 def _write(out: pathlib.Path, name: str, game: Go, moves: list[int], outputs: list, index: list[int]) -> None:
-    buffer = io.BytesIO()
-    np.savez_compressed(buffer, **_arrays(outputs, index))
-    write_atomic(out / f"{name}.npz", buffer.getvalue())
     record = sgf.record_from_moves(game, moves + [game.size * game.size], result="?",
                                    black_name="tactical position", white_name="tactical position")
-    sgf.save(record, out / f"{name}.sgf")  # last: a tactic with its SGF is whole
+    write_teacher_record(out, name, record, outputs, index=np.asarray(index, np.int32))
 
 
 def label(teacher: GTPClient, size: int, moves: list[int], capture: int, others: list[int]) -> list[tuple]:

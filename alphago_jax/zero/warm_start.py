@@ -203,8 +203,10 @@ def teacher_examples(folder, *, size: int = 9, komi: float = 7.5, batch: int = 2
         games.append(np.full(len(index), g, np.int32))
         first += moves
     rows = np.concatenate(rows)
+    planes = data.examples.planes
+    planes = planes if np.array_equal(rows, np.arange(len(planes))) else planes[rows]  # all labelled: no copy
     joined = {k: np.concatenate([a[k] for a in arrays]).astype(np.float32) for k in arrays[0]}
-    examples = replay.Examples(planes=data.examples.planes[rows], policy=joined["policy"], value=joined["value"],
+    examples = replay.Examples(planes=planes, policy=joined["policy"], value=joined["value"],
                                ownership=np.clip(joined["ownership"], -1, 1), score=joined["score"])
     return data._replace(examples=examples, game=np.concatenate(games), owned=data.games)
 

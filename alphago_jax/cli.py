@@ -120,6 +120,11 @@ def _warm_start(args) -> int:
             raise ValueError("--keep-policy trains a whole --init network towards its own moves: it needs --init, "
                              "and --heads-only leaves the moves as they are without it")
         data = data._replace(examples=warm_start.own_policy(config.net, init.variables, data.examples))
+    if args.keep_values:
+        if init is None or args.heads_only or args.keep_policy:
+            raise ValueError("--keep-values trains a whole --init network towards the records' moves with its own "
+                             "values: it needs --init, and neither --heads-only nor --keep-policy")
+        data = data._replace(examples=warm_start.own_values(config.net, init.variables, data.examples))
     anchor = None
     if args.anchor:
         if init is None or args.heads_only:
@@ -151,7 +156,7 @@ def _warm_start(args) -> int:
             "records": str(args.records), "teacher": teacher, "games": data.games,
             "positions": int(data.examples.value.shape[0]), "train_steps": args.steps, "batch": args.batch,
             "learning_rate": args.learning_rate, "heads_only": bool(args.heads_only),
-            "keep_policy": bool(args.keep_policy), "held_out": result.held_out,
+            "keep_policy": bool(args.keep_policy), "keep_values": bool(args.keep_values), "held_out": result.held_out,
             "anchor": args.anchor and {"records": str(args.anchor), "share": args.anchor_share},
             "wall_s": round(time.perf_counter() - t0, 1)}
     out = pathlib.Path(args.out)
@@ -344,6 +349,10 @@ def _add_warm_start_command(sub) -> None:
                       help="with --init: the policy targets are the --init network's own move probabilities on each "
                            "position, not the recorded moves, so it learns the records' results (and ownership and "
                            "score) while keeping its moves; the held-out top-1 is then agreement with --init")
+    warm.add_argument("--keep-values", action="store_true",
+                      help="with --init: the value (and ownership and score) targets are the --init network's own "
+                           "on each position, so it learns the records' or a teacher's moves while keeping its "
+                           "judgement of the positions")
     warm.add_argument("--anchor", default=None, metavar="RECORDS",
                       help="with --init: positions of these SGF records, with the --init network's own outputs as "
                            "targets, are drawn beside the --records' (learning without forgetting), so it learns "

@@ -3,9 +3,11 @@
 Each record (SGF, 9x9 by default) is replayed on GNU Go 3.8 and on KataGo, and so are
 ``--branches`` branches of it: a position of the record followed by 2 to ``2 * --random-stones``
 random legal moves (loose stones make strings short of liberties, as few record positions
-have). Before each move of the record, and at the end of each branch,
-GNU Go's tactical reading looks at every string of the opponent with two liberties (and at
-least ``--min-stones`` stones): where the mover can capture it (``attack``) and the opponent,
+have), and ``--nets`` more, where a ``net_shape`` (a walled-in string with two ways out, turned
+and placed at random) is played onto one of the record's first ``--net-before`` positions, for
+the nets that records and random stones seldom make. Before each move of the record, and at the
+end of each branch, GNU Go's tactical reading looks at every string of the opponent with two
+liberties (and at least ``--min-stones`` stones): where the mover can capture it (``attack``) and the opponent,
 moving first, could save it (``defend``), the position is a tactic. The capture is a **net**
 when GNU Go's capturing move is not one of the string's liberties, else an **atari** (a ladder
 or a plain capture). KataGo's raw network (``kata-raw-nn 0``: policy, value, score lead,
@@ -24,6 +26,8 @@ and started again skips the records already done.
     alphago-jax katago install
     python experiments/tactical_teacher.py ../shared/data/gnugo-9x9-selfplay --out data/tactics9
     python experiments/tactical_teacher.py RECORDS --out /tmp/t --max-records 20 --no-katago  # count only
+    python experiments/tactical_teacher.py RECORDS --out data/nets9 --branches 0 --nets 300 --min-stones 3 \
+        --atari-share 0 --max-records 400                     # net shapes: about 1,000 nets, 30 minutes
     python experiments/tactical_teacher.py --select data/tactics9 --min-swing 0.3 --out data/decisive9
 
 Most captures GNU Go's reading finds do not matter much: ``--select`` keeps the tactics where,
@@ -127,10 +131,12 @@ def _scan(gnugo: GTPClient, teacher: GTPClient | None, size: int, moves: list[in
     return found
 
 
-def _random_move(engines: list[GTPClient], colour: str, size: int, rng: random.Random) -> int | None:
-    """A random move of ``colour`` that every engine takes (played on them), or None if none does
-    (GNU Go's ``all_legal`` does not check superko; the engines' rules may differ there)."""
-    legal = engines[0].send(f"all_legal {colour}").split()
+def _random_move(engines: list[GTPClient], colour: str, size: int, rng: random.Random,
+                 avoid: frozenset = frozenset()) -> int | None:
+    """A random move of ``colour`` off the points in ``avoid`` that every engine takes (played on
+    them), or None if none does (GNU Go's ``all_legal`` does not check superko; the engines' rules
+    may differ there)."""
+    legal = [v for v in engines[0].send(f"all_legal {colour}").split() if grid.from_vertex(v, size) not in avoid]
     rng.shuffle(legal)
     for vertex in legal:
         played = []
@@ -145,36 +151,109 @@ def _random_move(engines: list[GTPClient], colour: str, size: int, rng: random.R
     return None
 
 
+def net_shape(rng: random.Random, size: int, occupied: set[int]) -> tuple[list[int], list[int], set[int]] | None:
+    """A net to be, on the empty points of a board: ``(victim's stones, attacker's stones, the
+    points they and the net need empty)``, or None if none fits after 50 tries.
+
+    The victim's string of 2 to 5 stones runs straight from the edge or from an attacker's stone,
+    walled in by the attacker on both sides but at its head, where two liberties (ahead and
+    beside) lead out, each towards one or two stones of the victim's; one to four of the
+    attacker's lie at random around them, and the point diagonal to the head is left empty. Turned, mirrored and
+    placed at random, so no two are alike; GNU Go's reading says which of them are nets."""
+    n = rng.randint(2, 5)
+    victim = [(i, 0) for i in range(n)]
+    attacker = [(i, -1) for i in range(n)] + [(i, 1) for i in range(n - 1)]
+    empty = [(n, 0), (n - 1, 1), (n, 1)]  # ahead, beside, the net
+    walls = []  # where the ways out lead: a short line of the victim's two points from each liberty
+    for r, c in (rng.choice([(n + 2, 0), (n + 1, -1), (n, -2)]), rng.choice([(n - 1, 3), (n, 2), (n - 2, 2)])):
+        dr, dc = rng.choice([(1, 0), (-1, 0), (0, 1), (0, -1)])
+        line = [(r + i * dr, c + i * dc) for i in range(rng.randint(2, 4))]
+        walls += [q for q in line if q not in empty + victim + attacker + walls]
+    taken = empty + victim + attacker + walls
+    ring = [(r, c) for r in range(n - 2, n + 3) for c in range(-2, 4) if (r, c) not in taken]
+    victim, attacker = victim + walls, attacker + rng.sample(ring, rng.randint(1, 4)) + [(-1, 0)]
+    core = victim[:n] + attacker[:2 * n - 1] + empty  # these must all be on the board
+    for _ in range(50):
+        where = (rng.randrange(8), rng.randrange(-2, size + 2), rng.randrange(-2, size + 2))
+        spots = _place(core, where, size)
+        if len(spots) < len(core) or occupied & set(spots):
+            continue
+        v, a, e = (_place(points, where, size) for points in (victim, attacker, empty))
+        return [p for p in v if p not in occupied], [p for p in a if p not in occupied], set(v + a + e)
+    return None
+
+
+def _place(points: list[tuple[int, int]], where: tuple[int, int, int], size: int) -> list[int]:
+    """The board points of a shape's ``(row, column)`` points turned by symmetry ``where[0]`` and
+    moved by ``where[1:]``; those off the board left out."""
+    sym, dr, dc = where
+    turned = [((c, r) if sym & 1 else (r, c)) for r, c in points]
+    turned = [(-r if sym & 2 else r, -c if sym & 4 else c) for r, c in turned]
+    return [(r + dr) * size + c + dc for r, c in turned if 0 <= r + dr < size and 0 <= c + dc < size]
+
+
+def _stamp(engines: list[GTPClient], size: int, moves: list[int], rng: random.Random) -> bool:
+    """Play ``net_shape``'s stones onto the position the engines stand at after ``moves`` (each
+    colour's in turn, random moves elsewhere for the colour with none left), so that the attacker
+    moves next; extends ``moves``. False if no shape fits or a stone is refused: the position is
+    then dropped, and the engines start the next one afresh."""
+    occupied = {grid.from_vertex(v, size) for c in ("black", "white")
+                for v in engines[0].send(f"list_stones {c}").split()}
+    shape = net_shape(rng, size, occupied)
+    if shape is None:
+        return False
+    attacker = rng.choice("bw")
+    stones = {attacker: shape[1], "w" if attacker == "b" else "b": shape[0]}
+    while stones["b"] or stones["w"] or ("w" if len(moves) % 2 else "b") != attacker:
+        colour = "w" if len(moves) % 2 else "b"
+        if stones[colour]:
+            move = stones[colour].pop(rng.randrange(len(stones[colour])))
+            try:
+                for engine in engines:
+                    engine.send(f"play {colour} {grid.to_vertex(move, size)}")
+            except GTPError:
+                return False
+        else:
+            move = _random_move(engines, colour, size, rng, avoid=frozenset(shape[2]))
+            if move is None:
+                return False
+        moves.append(move)
+    return True
+
+
 def mine_record(gnugo: GTPClient, teacher: GTPClient | None, record: sgf.GameRecord, rng: random.Random,
                 args) -> list[tuple]:
-    """Every tactic of one record (``_scan``'s), before each of its moves and in ``args.branches``
-    branches: a position of the record with ``2 * randint(1, args.random_stones)`` random legal
-    moves added (loose stones make strings short of liberties, as few record positions have)."""
+    """Every tactic of one record (``_scan``'s), before each of its moves, in ``args.branches``
+    branches (a position of the record with ``2 * randint(1, args.random_stones)`` random legal
+    moves added: loose stones make strings short of liberties, as few record positions have), and
+    in ``args.nets`` more (a position of the record's first ``args.net_before`` moves with a
+    ``net_shape`` played onto it, then up to ``args.random_stones`` random moves a colour)."""
     size, engines = record.size, [gnugo] + ([teacher] if teacher else [])
     actions = [a for _, a in record.moves]
     passes = [i for i in range(1, len(actions)) if actions[i - 1] == actions[i] == size * size]
     ends = passes[0] if passes else len(actions)  # the positions before the game ends: where moves follow
     seen: set[tuple] = set()
     found = []
-    for line in range(args.branches + 1):
-        t = len(actions) if line == 0 else rng.randrange(ends + 1)
-        extra = 0 if line == 0 else 2 * rng.randint(1, args.random_stones)
+    for line in range(1 + args.branches + args.nets):
+        stamped = line > args.branches
+        t = len(actions) if line == 0 else rng.randrange(min(ends, args.net_before if stamped else ends) + 1)
         for engine in engines:
             engine.send_many([f"boardsize {size}", "clear_board", f"komi {record.komi:g}"])
         moves: list[int] = []
-        for step in range(t + extra):
-            colour = "w" if len(moves) % 2 else "b"
+        for step in range(t):
             if line == 0:
                 found += _scan(gnugo, teacher, size, moves, seen, rng, args)
-            action = actions[step] if step < t else _random_move(engines, colour, size, rng)
+            for engine in engines:
+                engine.send(f"play {'w' if step % 2 else 'b'} {grid.to_vertex(actions[step], size)}")
+            moves.append(actions[step])
+        if line == 0 or (stamped and not _stamp(engines, size, moves, rng)):
+            continue
+        for _ in range(2 * rng.randint(0 if stamped else 1, args.random_stones)):
+            action = _random_move(engines, "w" if len(moves) % 2 else "b", size, rng)
             if action is None:
                 break
-            if step < t:
-                for engine in engines:
-                    engine.send(f"play {colour} {grid.to_vertex(action, size)}")
             moves.append(action)
-        if line:
-            found += _scan(gnugo, teacher, size, moves, seen, rng, args)
+        found += _scan(gnugo, teacher, size, moves, seen, rng, args)
     return found
 
 
@@ -216,6 +295,9 @@ def main(argv=None) -> int:
     ap.add_argument("--max-records", type=int, default=None)
     ap.add_argument("--branches", type=int, default=40, help="positions with random stones added, a record")
     ap.add_argument("--random-stones", type=int, default=6, help="at most this many random stones a colour")
+    ap.add_argument("--nets", type=int, default=0, help="positions with a net_shape played, a record")
+    ap.add_argument("--net-before", type=int, default=20,
+                    help="a net_shape goes onto one of the record's positions before this move")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-katago", action="store_true", help="find and count the tactics, label nothing")
     ap.add_argument("--katago-dir", default=None, help=f"the install (default ${katago.ENV} or the cache)")

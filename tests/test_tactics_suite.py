@@ -337,6 +337,30 @@ def test_the_tactical_teacher_finds_the_suites_nets_and_ladders(problems, gnugo_
             assert kind == ("net" if p.category == "net" else "atari") and move in p.right, (p.name, kind, move)
 
 
+def test_net_shapes_played_onto_a_board_make_nets(gnugo_path, tactical_teacher):
+    """``--nets``: a ``net_shape`` played onto an empty board leaves its three points empty and the
+    attacker to move, and GNU Go's reading finds nets of three or more stones among them."""
+    import random
+
+    from alphago_jax.gtp_client import GNUGO_RULES_ARGS, GTPClient
+
+    rng, kinds, played = random.Random(0), collections.Counter(), 0
+    with GTPClient([gnugo_path, *GNUGO_RULES_ARGS], timeout=60) as engine:
+        for _ in range(150):
+            engine.send_many(["boardsize 9", "clear_board"])
+            moves = []
+            if not tactical_teacher._stamp([engine], 9, moves, rng):
+                continue
+            played += 1
+            mover = "w" if len(moves) % 2 else "b"
+            kinds.update(kind for kind, *_ in tactical_teacher.tactics_here(engine, mover, min_stones=3))
+    assert played >= 140 and kinds["net"] >= 1, (played, kinds)
+    shape = tactical_teacher.net_shape(random.Random(1), 9, set())
+    victim, attacker, needed = shape
+    assert not set(victim) & set(attacker) and len(needed - set(victim) - set(attacker)) == 3
+    assert tactical_teacher.net_shape(random.Random(1), 9, set(range(81))) is None  # a full board: no room
+
+
 class FakeTeacher:
     """KataGo's GTP as the tactical teacher uses it: ``kata-raw-nn 0`` answers the same policy,
     value (white's 0.6 - 0.4) and ownership everywhere; other commands succeed."""

@@ -260,6 +260,17 @@ def copy_records(source, folder):
     return folder
 
 
+def warm_started(folder, source, flags, out):
+    """The network of 60 steps of ``alphago-jax warm-start`` on ``folder`` from ``source``, with ``flags``."""
+    from alphago_jax import cli, zero
+    from alphago_jax.nets.saved import load_network
+
+    argv = ["warm-start", "--records", str(folder), "--out", str(out), "--init", str(source), "--preset", "tiny",
+            *flags, "--steps", "60", "--batch", "16", "--held-out", "0.5", "--no-progress"]
+    assert cli.main(argv) == 0
+    return load_network(out / zero.WARM_START_FILE)
+
+
 def test_keeping_the_policy_learns_results_with_the_moves_of_the_init_network(records, plain, tmp_path, capsys):
     from alphago_jax import cli, zero
     from alphago_jax.nets.saved import load_network
@@ -274,10 +285,7 @@ def test_keeping_the_policy_learns_results_with_the_moves_of_the_init_network(re
     np.testing.assert_array_equal(kept.value, data.examples.value)  # the results stay the records'
 
     def drift(flags, out):  # mean KL from --init's move probabilities to the trained network's
-        argv = ["warm-start", "--records", str(folder), "--out", str(out), "--init", str(source), "--preset", "tiny",
-                *flags, "--steps", "60", "--batch", "16", "--held-out", "0.5", "--no-progress"]
-        assert cli.main(argv) == 0
-        saved = load_network(out / zero.WARM_START_FILE)
+        saved = warm_started(folder, source, flags, out)
         return policy_drift(config.net, saved.variables, data.examples.planes, kept.policy), saved
 
     kept_kl, saved = drift(["--keep-policy"], tmp_path / "kept")
@@ -287,6 +295,35 @@ def test_keeping_the_policy_learns_results_with_the_moves_of_the_init_network(re
             "--keep-policy", "--no-progress"]
     assert cli.main(argv) == 2  # no network to keep
     assert "--keep-policy" in capsys.readouterr().err
+
+
+def test_keeping_the_values_learns_moves_with_the_judgement_of_the_init_network(records, plain, tmp_path, capsys):
+    from alphago_jax import cli, zero
+
+    folder = copy_records(records[0], tmp_path / "records")
+    config = zero.PRESETS["tiny"]
+    data = warm_start.record_examples([folder], size=SIZE, komi=0.5)
+    _, variables, source = plain
+    apply = nets.policy_value_apply(config.net)
+    kept = warm_start.own_values(config.net, variables, data.examples, batch=16)
+    np.testing.assert_allclose(kept.value, apply(variables, jnp.asarray(data.examples.planes))[1], rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(kept.policy, data.examples.policy)  # the moves stay the records'
+
+    def drift(flags, out):  # mean squared change of the values from --init's, and the policy's KL drift
+        saved = warm_started(folder, source, flags, out)
+        values = apply(saved.variables, jnp.asarray(data.examples.planes))[1]
+        own = warm_start.own_policy(config.net, variables, data.examples).policy
+        return float(jnp.mean((values - kept.value) ** 2)), policy_drift(config.net, saved.variables,
+                                                                          data.examples.planes, own), saved
+
+    kept_value, kept_kl, saved = drift(["--keep-values"], tmp_path / "kept")
+    moved_value, moved_kl, _ = drift([], tmp_path / "moved")  # towards the recorded results too
+    assert saved.info["chain"][-1]["keep_values"] and kept_value < 0.7 * moved_value, (kept_value, moved_value)
+    assert kept_kl > 0.5 * moved_kl, (kept_kl, moved_kl)  # the moves were learnt all the same
+    argv = ["warm-start", "--records", str(folder), "--out", str(tmp_path / "both"), "--init", str(source),
+            "--preset", "tiny", "--keep-values", "--keep-policy", "--no-progress"]
+    assert cli.main(argv) == 2
+    assert "--keep-values" in capsys.readouterr().err
 
 
 def test_a_teacher_may_label_some_positions_of_a_record(records, tmp_path):

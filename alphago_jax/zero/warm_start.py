@@ -13,7 +13,8 @@ position; ``train_supervised`` fits a ``DualResNet`` to them with random symmetr
 ``fit_heads`` fits only the ownership and score heads of a fixed network to a teacher's
 outputs (``teacher_examples``), leaving its moves and values as they were; ``own_policy`` makes
 a network's own move probabilities the policy targets, so that it learns the records' results
-while it keeps its moves; ``own_targets`` makes all its outputs the targets of other positions,
+while it keeps its moves, and ``own_values`` the reverse (its values, the records' or a
+teacher's moves); ``own_targets`` makes all its outputs the targets of other positions,
 drawn beside the new ones (``train_supervised``'s ``anchor``), so that it keeps its play there.
 
 Records come from folders, SGF files and archives as ``alphago-jax dataset build`` reads them
@@ -449,13 +450,27 @@ def _own_outputs(net, variables: dict, planes, batch: int) -> dict:
     return {k: np.concatenate([c[k] for c in chunks]).astype(np.float32) for k in chunks[0]} if chunks else {}
 
 
+def _own(net, variables: dict, examples: replay.Examples, heads: tuple[str, ...], batch: int) -> replay.Examples:
+    """``examples`` with the targets named in ``heads`` that the network outputs replaced by its
+    own outputs on each position (eval mode)."""
+    if not examples.value.shape[0]:
+        return examples
+    out = _own_outputs(net, variables, examples.planes, batch)
+    return examples.replace(**{h: out[h] for h in heads if h in out})
+
+
 def own_policy(net, variables: dict, examples: replay.Examples, batch: int = 1024) -> replay.Examples:
     """``examples`` with the policy targets replaced by the network's own move probabilities
     (float32[N, A], eval mode) on each position: trained on them, a network keeps its moves while
     it learns the examples' values (and ownership and score), as in learning without forgetting."""
-    if not examples.value.shape[0]:
-        return examples
-    return examples.replace(policy=_own_outputs(net, variables, examples.planes, batch)["policy"])
+    return _own(net, variables, examples, ("policy",), batch)
+
+
+def own_values(net, variables: dict, examples: replay.Examples, batch: int = 1024) -> replay.Examples:
+    """``examples`` with the value targets (float32[N]), and the ownership and score targets where
+    the network has those heads, replaced by its own outputs on each position (eval mode): trained
+    on them, a network learns the examples' moves while it keeps its judgement of the positions."""
+    return _own(net, variables, examples, ("value", "ownership", "score"), batch)
 
 
 def own_targets(net, variables: dict, examples: replay.Examples, batch: int = 1024) -> replay.Examples:
@@ -482,5 +497,5 @@ def evaluate_examples(net, variables, examples: replay.Examples, batch: int = 10
 
 
 __all__ = ["AUX_HEADS", "RecordExamples", "SupervisedResult", "evaluate_examples", "evaluate_heads", "fit_heads",
-           "has_teacher", "own_policy", "own_targets", "record_examples", "split_games", "teacher_examples",
-           "train_supervised"]
+           "has_teacher", "own_policy", "own_targets", "own_values", "record_examples", "split_games",
+           "teacher_examples", "train_supervised"]

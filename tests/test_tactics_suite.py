@@ -338,8 +338,9 @@ def test_the_tactical_teacher_finds_the_suites_nets_and_ladders(problems, gnugo_
 
 
 def test_net_shapes_played_onto_a_board_make_nets(gnugo_path, tactical_teacher):
-    """``--nets``: a ``net_shape`` played onto an empty board leaves its three points empty and the
-    attacker to move, and GNU Go's reading finds nets of three or more stones among them."""
+    """``--nets``: ``net_shape``'s stones are played onto an empty board (all but a few refused),
+    GNU Go's reading finds nets of three or more stones among them, and a shape keeps its three
+    points (ahead, beside, the net) empty, or finds no room on a full board."""
     import random
 
     from alphago_jax.gtp_client import GNUGO_RULES_ARGS, GTPClient

@@ -273,7 +273,6 @@ def warm_started(folder, source, flags, out):
 
 def test_keeping_the_policy_learns_results_with_the_moves_of_the_init_network(records, plain, tmp_path, capsys):
     from alphago_jax import cli, zero
-    from alphago_jax.nets.saved import load_network
 
     folder = copy_records(records[0], tmp_path / "records")
     config = zero.PRESETS["tiny"]

@@ -236,7 +236,8 @@ def mine_record(gnugo: GTPClient, teacher: GTPClient | None, record: sgf.GameRec
     found = []
     for line in range(1 + args.branches + args.nets):
         stamped = line > args.branches
-        t = len(actions) if line == 0 else rng.randrange(min(ends, args.net_before if stamped else ends) + 1)
+        last = min(ends, args.net_before) if stamped else ends  # the latest position a branch starts from
+        t = len(actions) if line == 0 else rng.randrange(last + 1)
         for engine in engines:
             engine.send_many([f"boardsize {size}", "clear_board", f"komi {record.komi:g}"])
         moves: list[int] = []

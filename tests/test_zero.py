@@ -164,29 +164,41 @@ def test_outcomes_for_players():
 
 # -------------------------------------------------------------------------------- matches
 
-def test_match_alternates_colours_and_scores_from_the_players_view(tiny):
+@pytest.mark.parametrize("openings", [None, [[0, 6], [12, 18], [24, 7]]], ids=["empty", "starts"])
+def test_match_alternates_colours_and_scores_from_the_players_view(tiny, openings):
+    """Both games of a pair from the same start (the empty board, or the pair's opening), the
+    scripted player black in the first and white in the second, outcomes from its side."""
     config, game, _, _ = tiny
     passer = lambda params, states, key: jnp.full(states.to_play.shape, game.num_actions - 1, jnp.int32)
+    lowest = lambda params, states, key: jnp.argmax(jax.vmap(game.legal_action_mask)(states), axis=-1)
     pairs = 3
-    play = jax.jit(functools.partial(selfplay.play_match, game, passer, selfplay.random_mover(game), pairs))
+    step = jax.jit(game.step)
+
+    def replay(actions):
+        state = game.init()
+        for a in actions:
+            state = step(state, a)
+        return state
+
+    starts = None if openings is None else jax.tree_util.tree_map(lambda *x: jnp.stack(x), *map(replay, openings))
+    play = jax.jit(functools.partial(selfplay.play_match, game, passer, lowest, pairs, starts=starts))
     out = play(None, None, jax.random.PRNGKey(0))
     chex.assert_shape([out.outcomes, out.moves, out.scores], [(2 * pairs,), (2 * pairs, MAX_MOVES), (2 * pairs,)])
-    step = jax.jit(game.step)
     for g in range(2 * pairs):
         moves = [int(a) for a in np.asarray(out.moves[g])]
         played = moves[: moves.index(-1)] if -1 in moves else moves
         assert all(a == -1 for a in moves[len(played):])
         mine = played[g % 2::2]  # the scripted player is black in even games, white in odd ones
         assert mine and all(a == game.num_actions - 1 for a in mine)
-        state = game.init()
-        for a in played:
-            state = step(state, a)
+        opening = openings[g // 2] if openings else []
+        assert played[1 - g % 2] == min(set(range(SIZE * SIZE)) - set(opening))  # the lowest empty point
+        state = replay(opening + played)
         assert bool(game.is_terminal(state))
         returns = np.asarray(game.returns(state))
         assert float(out.outcomes[g]) == returns[g % 2]
         np.testing.assert_allclose(float(out.scores[g]), float(game.score(state)))
-    # Passing every move as black loses: black has no stone, white has its stones or komi.
-    np.testing.assert_array_equal(np.asarray(out.outcomes[0::2]), -1.0)
+    if openings is None:  # passing every move as black loses: no stone against white's stones or komi
+        np.testing.assert_array_equal(np.asarray(out.outcomes[0::2]), -1.0)
 
 
 # ---------------------------------------------------------------------- the job, children

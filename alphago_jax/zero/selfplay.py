@@ -443,16 +443,23 @@ class MatchOutput(NamedTuple):
     scores: jax.Array
 
 
-def play_match(game, player: Mover, opponent: Mover, pairs: int, player_params, opponent_params, key
-               ) -> MatchOutput:
+def play_match(game, player: Mover, opponent: Mover, pairs: int, player_params, opponent_params, key,
+               starts=None) -> MatchOutput:
     """``2 * pairs`` games between ``player`` and ``opponent``, colours alternating, in one loop.
 
     States are kept as [P, 2] (column 0: the player is black). All unfinished games have played
     the same number of moves, so at ply t the player moves in column ``t % 2`` and the opponent
     in the other: each mover is called once per ply on P games.
+
+    ``starts``: the position each pair's two games start from, a batch of P states of ``game``
+    with black to move (e.g. a few random moves in, so that deterministic players play distinct
+    games); None: the empty board.
     """
     limit = game.max_moves
-    states = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (pairs, 2) + x.shape), game.init())
+    if starts is None:
+        states = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (pairs, 2) + x.shape), game.init())
+    else:
+        states = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x[:, None], (pairs, 2) + x.shape[1:]), starts)
     step, terminal = jax.vmap(game.step), jax.vmap(jax.vmap(game.is_terminal))
 
     def column(tree, c):

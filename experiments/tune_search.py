@@ -124,6 +124,8 @@ def main(argv=None) -> None:
     ap.add_argument("--komi", type=float, default=7.5)
     ap.add_argument("--sims", type=int, default=128, help="simulations a move, both sides")
     ap.add_argument("--pairs", type=int, default=32, help="pairs of games a candidate (one opening each)")
+    ap.add_argument("--first-pair", type=int, default=1,
+                    help="start from this pair's opening (more games after an earlier run: --first-pair 33)")
     ap.add_argument("--opening", type=int, default=2, help="random moves before the match's own (even)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=pathlib.Path, help="also write the rows as JSON here")
@@ -134,6 +136,8 @@ def main(argv=None) -> None:
         args.candidate = args.candidate or ["c_puct=2.5"]
     if not args.candidate:
         ap.error("give at least one --candidate, e.g. --candidate c_puct=2.5")
+    if args.first_pair < 1:
+        ap.error("--first-pair counts from 1")
     if args.opening % 2:
         ap.error("--opening must be even: each pair starts with black to move")
     t_start = time.perf_counter()
@@ -145,6 +149,8 @@ def main(argv=None) -> None:
     params = network.variables(args.size)
     base = play_search_config(args.sims, args.sims + 1, leaf_batch=min(8, args.sims))
     openings = match_openings(args.size, args.komi, args.opening)
+    for _ in range(args.first_pair - 1):  # the earlier runs' openings
+        next(openings)
     starts = starts_of(game, [next(openings) for _ in range(args.pairs)])
     rows = []
     for text in args.candidate:

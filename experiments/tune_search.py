@@ -33,7 +33,7 @@ from alphago_jax.games.history import WithHistory
 from alphago_jax.play.arena import match_openings
 from alphago_jax.play.registry import load_network
 from alphago_jax.play.search_player import play_search_config
-from alphago_jax.search import SearchConfig, make_search, network_evaluator
+from alphago_jax.search import SYMMETRIES, SearchConfig, make_search, network_evaluator
 from alphago_jax.train.evaluation import elo_difference, wilson_interval
 from alphago_jax.zero.selfplay import play_match, search_mover
 
@@ -59,8 +59,8 @@ def parse_candidate(text: str, base: SearchConfig) -> tuple[SearchConfig, str]:
         except ValueError:
             raise SystemExit(f"--candidate: {name} takes a {TUNABLE[name].__name__}, got {value!r}") from None
     symmetries = changes.pop("symmetries", "none")
-    if symmetries not in ("none", "random", "all"):
-        raise SystemExit(f"--candidate: symmetries is none, random or all, got {symmetries!r}")
+    if symmetries not in SYMMETRIES:
+        raise SystemExit(f"--candidate: symmetries is one of {', '.join(SYMMETRIES)}, got {symmetries!r}")
     try:
         return dataclasses.replace(base, **changes), symmetries
     except (TypeError, ValueError) as e:

@@ -14,6 +14,7 @@ Layer: depends on ``games`` and ``features`` (and, through evaluators passed in,
 from alphago_jax.search import amaf, mcps
 from alphago_jax.search.config import SearchConfig, SearchOutput, choose_moves
 from alphago_jax.search.evaluators import (
+    SYMMETRIES,
     Evaluator,
     mixed_evaluator,
     network_evaluator,
@@ -27,6 +28,7 @@ from alphago_jax.search.time_control import move_budget, search_for
 from alphago_jax.search.tree import SearchTree, TreeSearch
 
 __all__ = [
+    "SYMMETRIES",
     "Evaluator",
     "GraveConfig",
     "GraveSearch",

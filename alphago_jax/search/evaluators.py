@@ -23,6 +23,8 @@ from alphago_jax.search.amaf import playout_mask, simple_ko_rules
 
 Evaluator = Callable[[Any, Any, jax.Array], tuple[jnp.ndarray, jnp.ndarray]]
 MASKED = -1e9  # logit of an illegal action: exp() underflows to an exact 0 prior
+SYMMETRIES = ("none", "random", "all")
+"""What ``network_evaluator`` does with the board's symmetries (see there)."""
 
 
 def masked(game: Game, evaluator: Evaluator) -> Evaluator:
@@ -118,8 +120,8 @@ def network_evaluator(apply_fn: Callable, planes_fn: Callable, symmetries: str =
       symmetries: ``"none"``; ``"random"``, one random map per position, the policy mapped back
         (AlphaGo Zero); ``"all"``, probabilities and value averaged over the 8 maps (AlphaGo).
     """
-    if symmetries not in ("none", "random", "all"):
-        raise ValueError(f"unknown symmetries {symmetries!r}; known: 'none', 'random', 'all'")
+    if symmetries not in SYMMETRIES:
+        raise ValueError(f"unknown symmetries {symmetries!r}; known: {', '.join(map(repr, SYMMETRIES))}")
 
     def evaluate(params, states, key):
         planes = jax.vmap(planes_fn)(states)

@@ -12,14 +12,13 @@ from typing import Any, Mapping
 
 from alphago_jax import checks, features, games, nets
 from alphago_jax.games.history import WithHistory
-from alphago_jax.search import SearchConfig, rollout_evaluator
+from alphago_jax.search import SYMMETRIES, SearchConfig, rollout_evaluator
 from alphago_jax.train import jobs
 from alphago_jax.train.jobs import parse_value
 from alphago_jax.train.optimizer import OptimizerConfig
 
 KIND = "zero"
 """The ``kind`` of this job's checkpoints."""
-_SYMMETRIES = ("none", "random", "all")
 _SEARCHES = ("puct", "gumbel")
 
 
@@ -149,7 +148,7 @@ class ZeroConfig:
                     "selfplay_moves", "replay_capacity", "train_batch", "train_steps", "iterations", "eval_simulations",
                     "eval_leaf_batch", "baseline_simulations", "baseline_leaf_batch", "keep", "checkpoint_interval")
         checks.choice(self, "search", _SEARCHES)
-        checks.choice(self, "symmetries", _SYMMETRIES)
+        checks.choice(self, "symmetries", SYMMETRIES)
         checks.number(self, "c_puct", "> 0")
         checks.number(self, "dirichlet_alpha", "> 0")
         checks.number(self, "dirichlet_fraction", "[0, 1]")

@@ -166,17 +166,22 @@ def _warm_start(args) -> int:
     path = save_network(out / zero.WARM_START_FILE, result.state.variables, **network_config(net),
                         board_size=config.board_size, komi=config.komi, info=info)
     load_network(path)  # read back: the file is usable
-    held = result.held_out
-    if args.heads_only:
-        print(f"{path}: held-out ownership MSE {held.get('ownership_loss', float('nan')):.3f}, the teacher's "
-              f"side of its sure points (|ownership| > 0.5) {held.get('ownership_agreement', float('nan')):.1%}, "
-              f"score error {held.get('score_error', float('nan')):.1f} points over {held.get('positions', 0):,} "
-              "positions; moves and values as --init's")
-        return 0
-    print(f"{path}: held-out top-1 {held.get('policy_accuracy', float('nan')):.1%}, value MSE "
-          f"{held.get('value_loss', float('nan')):.3f} over {held.get('positions', 0):,} positions; "
-          f"start a run from it with: alphago-jax train --init {out} (same --preset and --set)")
+    print(_held_out_line(path, result.held_out, heads_only=args.heads_only, out=out))
     return 0
+
+
+def _held_out_line(path, held: dict, *, heads_only: bool, out) -> str:
+    """What ``warm-start`` says of its network on the held-out games (``train_supervised``'s or
+    ``fit_heads``' ``held_out``)."""
+    heads = (f"ownership MSE {held['ownership_loss']:.3f}, sure points (|target| > 0.5) on the targets' side "
+             f"{held['ownership_agreement']:.1%}, score error {held['score_error']:.1f} points") \
+        if "ownership_loss" in held else ""
+    positions = f"over {held.get('positions', 0):,} positions"
+    if heads_only:
+        return f"{path}: held-out {heads or 'figures: none'} {positions}; moves and values as --init's"
+    return (f"{path}: held-out top-1 {held.get('policy_accuracy', float('nan')):.1%}, value MSE "
+            f"{held.get('value_loss', float('nan')):.3f}{', ' + heads if heads else ''} {positions}; "
+            f"start a run from it with: alphago-jax train --init {out} (same --preset and --set)")
 
 
 def _setting(text: str) -> tuple[str, str]:

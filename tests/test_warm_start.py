@@ -227,6 +227,29 @@ def test_records_that_say_who_owns_what_train_the_ownership_and_score_heads(reco
         sgf.load(folder / "bad.sgf")
 
 
+def test_held_out_games_that_say_who_owns_what_score_the_heads(records, tmp_path):
+    from alphago_jax import zero
+
+    _, actions, _ = records
+    game = games.make("go", size=SIZE, komi=0.5)
+    for i, moves in enumerate(actions[:2]):  # every 2nd game held out: game-1
+        sgf.save(sgf.record_from_moves(game, moves, result="W+0.5", black_area=range(0, 10),
+                                       white_area=range(15, 25)), tmp_path / f"game-{i}.sgf")
+    data = warm_start.record_examples([tmp_path], size=SIZE, komi=0.5)
+    config = zero.with_overrides(zero.PRESETS["tiny"], {"ownership_weight": "1", "score_weight": "0.1"})
+    result = warm_start.train_supervised(data, config.net, steps=2, batch=8, held_out=0.5, ownership_weight=1.0,
+                                         score_weight=0.1, progress=False)
+    _, test = warm_start.split_games(data, 0.5)
+    expected = {**warm_start.evaluate_examples(config.net, result.state.variables, test),
+                **warm_start.evaluate_heads(config.net, result.state.variables, test)}
+    assert result.held_out == pytest.approx(expected) and result.held_out["positions"] == len(actions[1])
+    assert result.held_out["ownership_loss"] > 0 and 0 <= result.held_out["ownership_agreement"] <= 1
+    # Without the heads, or where no held-out game says who owns what: the moves and values alone.
+    bare = dataclasses.replace(config.net, ownership=False, score=False)
+    plain = warm_start.train_supervised(data, bare, steps=1, batch=8, held_out=0.5, progress=False)
+    assert set(plain.held_out) == {"policy_accuracy", "value_loss", "positions"}
+
+
 @pytest.fixture(scope="module")
 def plain(tmp_path_factory):
     """A tiny network with moves of its own, learnt from other games (and settled batch statistics),

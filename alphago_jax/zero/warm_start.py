@@ -252,7 +252,8 @@ class SupervisedResult(NamedTuple):
     Attributes:
       state: the ``TrainState`` after the last step (``state.variables`` for a network file).
       metrics: each of ``learner.zero_loss``'s metrics as float32[steps] (numpy).
-      held_out: ``{"policy_accuracy", "value_loss"}`` on the held-out games (empty when none).
+      held_out: ``{"policy_accuracy", "value_loss", "positions"}`` on the held-out games (empty
+        when none), and ``evaluate_heads``' figures where they say who owns what.
     """
 
     state: TrainState
@@ -318,8 +319,18 @@ def train_supervised(data: RecordExamples, net, *, steps: int, batch: int = 256,
                   dynamic_ncols=True):
         state, metrics = step(state, pools, k)
         collected.append(metrics)
-    metrics = _stacked(collected)
-    return SupervisedResult(state, metrics, evaluate_examples(net, state.variables, test) if test is not None else {})
+    return SupervisedResult(state, _stacked(collected), _held_out_scores(net, state.variables, test))
+
+
+def _held_out_scores(net, variables: dict, test: replay.Examples | None) -> dict:
+    """``evaluate_examples`` on the held-out ``test`` ({} when None), with ``evaluate_heads``'
+    figures beside them where some of its positions say who owns what and the network has the heads."""
+    if test is None:
+        return {}
+    scores = evaluate_examples(net, variables, test)
+    if test.ownership is not None and np.any(np.abs(test.ownership) <= 1) and (getattr(net, "ownership", False) or getattr(net, "score", False)):
+        scores.update(evaluate_heads(net, variables, test))
+    return scores
 
 
 def _like(anchor: replay.Examples, examples: replay.Examples) -> replay.Examples:

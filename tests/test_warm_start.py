@@ -244,7 +244,7 @@ def test_held_out_games_that_say_who_owns_what_score_the_heads(records, tmp_path
                 **warm_start.evaluate_heads(config.net, result.state.variables, test)}
     assert result.held_out == pytest.approx(expected) and result.held_out["positions"] == len(actions[1])
     assert result.held_out["ownership_loss"] > 0 and 0 <= result.held_out["ownership_agreement"] <= 1
-    # Without the heads, or where no held-out game says who owns what: the moves and values alone.
+    # A network without the heads: the moves and values alone.
     bare = dataclasses.replace(config.net, ownership=False, score=False)
     plain = warm_start.train_supervised(data, bare, steps=1, batch=8, held_out=0.5, progress=False)
     assert set(plain.held_out) == {"policy_accuracy", "value_loss", "positions"}

@@ -328,7 +328,8 @@ def _held_out_scores(net, variables: dict, test: replay.Examples | None) -> dict
     if test is None:
         return {}
     scores = evaluate_examples(net, variables, test)
-    if test.ownership is not None and np.any(np.abs(test.ownership) <= 1) and (getattr(net, "ownership", False) or getattr(net, "score", False)):
+    owned = test.ownership is not None and np.any(np.abs(test.ownership) <= 1)  # NO_OWNER lies outside [-1, 1]
+    if owned and (net.ownership or net.score):
         scores.update(evaluate_heads(net, variables, test))
     return scores
 

@@ -104,6 +104,9 @@ def _warm_start(args) -> int:
     from alphago_jax.zero import warm_start
 
     config = _zero_config(args)
+    if args.held_out == 1 and args.steps:
+        raise ValueError("--held-out 1 holds every game out, leaving none to train on: it scores a network "
+                         "(--init) with --steps 0")
     t0 = time.perf_counter()
     teacher = warm_start.has_teacher(args.records)
     read = warm_start.teacher_examples if teacher else warm_start.record_examples
@@ -200,6 +203,11 @@ def _fraction(text: str, top: float = 0.5) -> float:
     if not 0 <= value <= top:
         raise argparse.ArgumentTypeError(f"a fraction from 0 to {top:g}, got {text!r}")
     return value
+
+
+def _held_out(text: str) -> float:
+    """``--held-out``: 0 to 0.5, or 1 (every game: scoring a network with ``--steps 0``)."""
+    return 1.0 if text.strip() in ("1", "1.0") else _fraction(text)
 
 
 def _share(text: str) -> float:
@@ -364,9 +372,10 @@ def _add_warm_start_command(sub) -> None:
                            "the new targets and keeps what it did elsewhere")
     warm.add_argument("--anchor-share", type=_share, default=0.5, metavar="FRACTION",
                       help="the share of each batch drawn from --anchor (default 0.5)")
-    warm.add_argument("--held-out", type=_fraction, default=0.05, metavar="FRACTION",
+    warm.add_argument("--held-out", type=_held_out, default=0.05, metavar="FRACTION",
                       help="share of the games held out and scored, never trained on: every round(1/FRACTION)-th "
-                           "game (default 0.05; 0 holds none out; raise it when there are few games)")
+                           "game (default 0.05; 0 holds none out; raise it when there are few games; with "
+                           "--steps 0, 1 scores --init's network on every game)")
     warm.add_argument("--no-progress", action="store_true", help="no progress bar")
     warm.set_defaults(run=_warm_start)
 

@@ -175,7 +175,11 @@ def test_fitting_only_the_heads_keeps_moves_and_values(records, tmp_path):
     held = sum(len(actions[g]) for g in (1, 3, 5))  # every other game of the six
     assert step["held_out"]["positions"] == held
     with pytest.raises(SystemExit):  # argparse's usage error: a share of the games is at most one half
-        cli.main(argv[:-3] + ["0.9", "--no-progress"])
+        cli.main(argv[:-2] + ["0.9", "--no-progress"])
+    # Every game held out: the network scored on the whole record set, which leaves none to train on.
+    assert cli.main(argv[:-7] + ["--steps", "0", "--held-out", "1", "--no-progress"]) == 0
+    assert load_network(out / zero.WARM_START_FILE).info["chain"][-1]["held_out"]["positions"] == len(data.examples.value)
+    assert cli.main(argv[:-2] + ["1", "--no-progress"]) == 2
     assert cli.main(argv[:1] + ["--records", str(tmp_path / "none")] + argv[3:]) == 2
 
 

@@ -262,10 +262,11 @@ class SupervisedResult(NamedTuple):
 
 
 def split_games(data: RecordExamples, fraction: float) -> tuple[replay.Examples, replay.Examples | None]:
-    """(training, held-out) examples: every ``round(1 / fraction)``-th game held out (None if 0)."""
+    """(training, held-out) examples: every ``round(1 / fraction)``-th game held out (None if 0;
+    every game at 1, to score a network without training it)."""
     if fraction <= 0:
         return data.examples, None
-    every = max(int(round(1 / fraction)), 2)
+    every = max(int(round(1 / fraction)), 1)
     held = data.game % every == every - 1
     pick = lambda mask: jax.tree_util.tree_map(lambda x: x[mask], data.examples)  # noqa: E731
     return pick(~held), pick(held)

@@ -207,7 +207,12 @@ def _fraction(text: str, top: float = 0.5) -> float:
 
 def _held_out(text: str) -> float:
     """``--held-out``: 0 to 0.5, or 1 (every game: scoring a network with ``--steps 0``)."""
-    return 1.0 if text.strip() in ("1", "1.0") else _fraction(text)
+    if text.strip() in ("1", "1.0"):
+        return 1.0
+    try:
+        return _fraction(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"a fraction from 0 to 0.5, or 1 with --steps 0, got {text!r}") from None
 
 
 def _share(text: str) -> float:

@@ -178,7 +178,8 @@ def test_fitting_only_the_heads_keeps_moves_and_values(records, tmp_path):
         cli.main(argv[:-2] + ["0.9", "--no-progress"])
     # Every game held out: the network scored on the whole record set, which leaves none to train on.
     assert cli.main(argv[:-7] + ["--steps", "0", "--held-out", "1", "--no-progress"]) == 0
-    assert load_network(out / zero.WARM_START_FILE).info["chain"][-1]["held_out"]["positions"] == len(data.examples.value)
+    scored = load_network(out / zero.WARM_START_FILE).info["chain"][-1]
+    assert scored["held_out"]["positions"] == len(data.examples.value)
     assert cli.main(argv[:-2] + ["1", "--no-progress"]) == 2
     assert cli.main(argv[:1] + ["--records", str(tmp_path / "none")] + argv[3:]) == 2
 

@@ -104,9 +104,6 @@ def _warm_start(args) -> int:
     from alphago_jax.zero import warm_start
 
     config = _zero_config(args)
-    if args.held_out == 1 and args.steps:
-        raise ValueError("--held-out 1 holds every game out, leaving none to train on: it scores a network "
-                         "(--init) with --steps 0")
     t0 = time.perf_counter()
     teacher = warm_start.has_teacher(args.records)
     read = warm_start.teacher_examples if teacher else warm_start.record_examples
@@ -207,12 +204,13 @@ def _fraction(text: str, top: float = 0.5) -> float:
 
 def _held_out(text: str) -> float:
     """``--held-out``: 0 to 0.5, or 1 (every game: scoring a network with ``--steps 0``)."""
-    if text.strip() in ("1", "1.0"):
-        return 1.0
     try:
-        return _fraction(text)
+        value = _fraction(text, 1.0)
     except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(f"a fraction from 0 to 0.5, or 1 with --steps 0, got {text!r}") from None
+        value = float("nan")
+    if not (value <= 0.5 or value == 1):
+        raise argparse.ArgumentTypeError(f"a fraction from 0 to 0.5, or 1 with --steps 0, got {text!r}")
+    return value
 
 
 def _share(text: str) -> float:

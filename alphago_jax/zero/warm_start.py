@@ -272,6 +272,15 @@ def split_games(data: RecordExamples, fraction: float) -> tuple[replay.Examples,
     return pick(~held), pick(held)
 
 
+def _training_split(data: RecordExamples, fraction: float, steps: int):
+    """``split_games``, refusing to train on nothing: every game held out scores a network, with 0 steps."""
+    train, test = split_games(data, fraction)
+    if steps and not train.value.shape[0]:
+        raise ValueError(f"held-out share {fraction:g} holds every game out, leaving none to train on: it scores "
+                         "a network (--init) with 0 steps (--steps 0)")
+    return train, test
+
+
 def train_supervised(data: RecordExamples, net, *, steps: int, batch: int = 256,
                      optimizer: OptimizerConfig = OptimizerConfig(kind="adamw", learning_rate=1e-3, weight_decay=1e-4),
                      value_weight: float = 0.25, ownership_weight: float = 0.0, score_weight: float = 0.0,
@@ -296,7 +305,7 @@ def train_supervised(data: RecordExamples, net, *, steps: int, batch: int = 256,
     """
     from tqdm.auto import tqdm
 
-    train, test = split_games(data, held_out)
+    train, test = _training_split(data, held_out, steps)
     key = jax.random.PRNGKey(seed)
     size = train.planes.shape[1]
     variables = init if init is not None else net.init(key, jnp.zeros((1, size, size, train.planes.shape[-1])))
@@ -381,7 +390,7 @@ def fit_heads(data: RecordExamples, net, variables: dict, *, steps: int, batch: 
     heads = {k: v for k, v in params.items() if k in AUX_HEADS}
     if not heads:
         raise ValueError(f"the network has none of the heads {AUX_HEADS} to fit (set ownership=true, score=true)")
-    train, test = split_games(data, held_out)
+    train, test = _training_split(data, held_out, steps)
     if train.ownership is None or train.score is None:
         raise ValueError("fitting the heads needs ownership and score targets: a teacher's (teacher_examples) "
                          "or records that say who owns what at the end (TB/TW)")

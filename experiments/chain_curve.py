@@ -2,13 +2,15 @@
 
 Each point is one match directory (the SGF records ``alphago-jax arena`` wrote) at the compute
 spent so far on the chain. The player is the side whose name is not the opponent's (``--opponent``,
-a substring of PW/PB, default ``GNU Go``). For each point: games, wins, the win rate with its
-Wilson 95% interval, and the mean margin of the scored games from the player's side (our own
-Tromp-Taylor count, RE; resignations have no margin). Prints a markdown table and draws the win
-rate and the mean margin against compute, one line per series, into one PNG.
+a substring of PW/PB, default ``GNU Go``). For each point: games, distinct games (move sequences),
+wins, the win rate with its Wilson 95% interval, each side's mean seconds a move (the arena's
+per-move comments), and the mean margin of the scored games from the player's side (our own
+Tromp-Taylor count, RE; resignations have no margin). GNU Go's own count is in each match's
+``results.md``, not in the records. Prints a markdown table and draws the win rate and the mean
+margin against compute, one line per series, into one PNG.
 
     python experiments/chain_curve.py --out docs/zero_19x19_matches/chain.png \\
-        "raw policy=2.8=docs/zero_19x19_matches/policy_transfer_vs_gnugo1" \\
+        "raw policy=2.0=docs/zero_19x19_matches/policy_transfer_vs_gnugo1" \\
         "raw policy=5.4=docs/zero_19x19_matches/policy_second_vs_gnugo1" \\
         "default, 2 s a move=2.8=docs/zero_19x19_matches/default_vs_gnugo1"
     python experiments/chain_curve.py --smoke   # two of those, the figure into a temporary folder
@@ -35,8 +37,10 @@ class Point:
     hours: float
     directory: pathlib.Path
     games: int
+    distinct: int
     wins: int
     margins: tuple[float, ...]
+    seconds: tuple[float, float]  # mean seconds a move: the player's, the opponent's
 
     @property
     def win_rate(self) -> float:
@@ -73,12 +77,19 @@ def margin(result: str | None) -> float | None:
         return None
 
 
+def move_seconds(record: sgf.GameRecord, colour: int) -> list[float]:
+    """The seconds of ``colour``'s moves from the arena's comments (``"1.90 s"``); opening moves
+    the arena placed have none."""
+    return [float(text[:-2]) for (c, _), text in zip(record.moves, record.comments)
+            if c == colour and text.endswith(" s")]
+
+
 def read_point(series: str, hours: float, directory: pathlib.Path, opponent: str) -> Point:
-    """Wins and margins of the player (the side not named ``opponent``) over a match's records."""
+    """Wins, margins and seconds of the player (the side not named ``opponent``) over a match's records."""
     files = sorted(directory.glob("*.sgf"))
     if not files:
         raise ValueError(f"no SGF records in {directory}")
-    wins, margins = 0, []
+    wins, margins, sequences, ours, theirs = 0, [], set(), [], []
     for path in files:
         record = sgf.load(path, require_moves=False)
         black_is_opponent = opponent.lower() in (record.black_name or "").lower()
@@ -86,21 +97,27 @@ def read_point(series: str, hours: float, directory: pathlib.Path, opponent: str
             raise ValueError(f"{path}: exactly one side must be named {opponent!r} "
                              f"(PB {record.black_name!r}, PW {record.white_name!r})")
         colour = -1 if black_is_opponent else 1
+        sequences.add(record.moves)
+        ours += move_seconds(record, colour)
+        theirs += move_seconds(record, -colour)
         wins += sgf.winner_of(record.result) == colour
         black_margin = margin(record.result)
         if black_margin is not None:
             margins.append(colour * black_margin)
-    return Point(series, hours, directory, len(files), wins, tuple(margins))
+    mean = lambda xs: sum(xs) / len(xs) if xs else float("nan")  # noqa: E731
+    return Point(series, hours, directory, len(files), len(sequences), wins, tuple(margins), (mean(ours), mean(theirs)))
 
 
 def table(points: list[Point]) -> str:
     """The points as a markdown table."""
-    rows = ["| series | compute (CPU core-hours) | games | wins | win rate | 95% interval | "
-            "mean margin (scored games) | records |", "|---|---:|---:|---:|---:|---|---:|---|"]
+    rows = ["| series | compute (CPU core-hours) | games | distinct | wins | win rate | 95% interval | "
+            "s / move (player, opponent) | mean margin (scored games) | records |",
+            "|---|---:|---:|---:|---:|---:|---|---|---:|---|"]
     for p in points:
         lo, hi = wilson_interval(p.wins, p.games)
-        rows.append(f"| {p.series} | {p.hours:g} | {p.games} | {p.wins} | {p.win_rate:.3f} | "
-                    f"[{lo:.3f}, {hi:.3f}] | {p.mean_margin:+.1f} ({len(p.margins)}) | `{p.directory}` |")
+        rows.append(f"| {p.series} | {p.hours:g} | {p.games} | {p.distinct} | {p.wins} | {p.win_rate:.3f} | "
+                    f"[{lo:.3f}, {hi:.3f}] | {p.seconds[0]:.2f}, {p.seconds[1]:.2f} | "
+                    f"{p.mean_margin:+.1f} ({len(p.margins)}) | `{p.directory}` |")
     return "\n".join(rows)
 
 

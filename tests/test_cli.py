@@ -51,7 +51,7 @@ def test_unknown_subcommand_exits_with_usage():
     ("zero_9x9_accelerator.py", "warm start: {"),
     ("dead_stones_vs_gnugo.py", "| 3 | "),
     ("compare_runs.py", "| gumbel | 2 |"),
-    ("chain_curve.py", ("| raw policy | 2 | 40 | 1 | 0.025 |", "| raw policy | 5.4 | 40 | 0 | 0.000 |")),
+    ("chain_curve.py", ("| raw policy | 2 | 40 | 40 | 1 | 0.025 |", "| raw policy | 5.4 | 40 | 40 | 0 | 0.000 |")),
     ("tune_search.py", "| `c_puct=2.5` | 4 | "),
     ("bench_first_move.py", ("| `alphago-jax gtp` | warm |", "| `alphago-jax play` | cold |",
                              "| now: the default network player |")),

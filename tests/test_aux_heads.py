@@ -33,7 +33,8 @@ from alphago_jax import nets, zero
 from alphago_jax.games.base import BLACK, WHITE
 from alphago_jax.nets.saved import SWITCHES, load_network, network_config, save_network
 from alphago_jax.playout import sample_legal
-from alphago_jax.search import SearchOutput
+from alphago_jax.play import registry
+from alphago_jax.search import SearchOutput, score_utility_apply
 from alphago_jax.train import optimizer, replay
 from alphago_jax.zero import learner, selfplay
 
@@ -245,6 +246,43 @@ def test_loss_adds_the_heads_terms():
     assert "ownership_loss" not in step(state, plain)[1]
     with pytest.raises(ValueError, match="ownership_weight"):
         step(state, plain, ownership_weight=1.0)
+
+
+# ---------------------------------------------------------------------------- score utility
+
+def test_score_utility_adds_the_score_heads_margin_to_the_value():
+    net = nets.DualResNet(blocks=1, filters=8, value_hidden=8, ownership=True, score=True)
+    variables = nets.init_variables(net, jax.random.PRNGKey(3), SIZE)
+    planes = jnp.asarray(np.random.default_rng(3).integers(0, 2, (4, SIZE, SIZE, 17)), jnp.float32)
+    out = net.apply(variables, planes)
+    for factor in (0.0, 0.3):
+        logits, utility = score_utility_apply(net.apply, factor)(variables, planes)
+        expected = (1 - factor) * out.value + factor * (2 / math.pi) * np.arctan(np.asarray(out.score) / SIZE)
+        np.testing.assert_allclose(np.asarray(utility), expected, rtol=1e-5, atol=1e-6)
+        np.testing.assert_array_equal(np.asarray(logits), np.asarray(out.logits))
+        assert np.all(np.abs(np.asarray(utility)) < 1)
+    with pytest.raises(ValueError, match="factor must be in"):
+        score_utility_apply(net.apply, 1.0)
+    owner_only = nets.DualResNet(blocks=1, filters=8, value_hidden=8, ownership=True)
+    with pytest.raises(ValueError, match="score head"):
+        score_utility_apply(owner_only.apply, 0.2)(nets.init_variables(owner_only, jax.random.PRNGKey(3), SIZE), planes)
+
+
+def test_a_search_player_with_a_score_utility_plays_and_says_so(tmp_path):
+    net = nets.DualResNet(in_planes=17, blocks=1, filters=8, value_hidden=8, ownership=True, score=True)
+    variables = nets.init_variables(net, jax.random.PRNGKey(4), SIZE)
+    path = save_network(tmp_path / "heads.msgpack", variables, **network_config(net), board_size=SIZE, komi=0.5)
+    plain, scored = (registry.make_player(f"checkpoint:{path},sims=8,nodes=40{extra}") for extra in ("", ",score=0.5"))
+    assert scored.name.endswith("-score0.5") and not plain.name.endswith("-score0.5")
+    decisions = []
+    for player in (plain, scored):
+        player.new_game(SIZE, 0.5)
+        decisions.append(player.genmove(BLACK))
+        assert player.pos.legal_mask(WHITE)[player.genmove(WHITE).action]
+    # The root's value is the utility's: the score term moves it.
+    assert decisions[0].winrate != decisions[1].winrate
+    with pytest.raises(ValueError, match="has no score head"):
+        registry.make_player("net:net=untrained,sims=8,score=0.2")
 
 
 # ------------------------------------------------------------------------------------ files

@@ -4,10 +4,11 @@ A player spec is ``KIND`` or ``KIND:OPTIONS``; for most kinds the options are
 ``name=value`` pairs separated by commas::
 
     default                         a shipped network with search on its board (9x9, 19x19),
-                                    pure-rollout MCTS on other sizes   (sims, nodes, c_puct, seed, lam)
+                                    pure-rollout MCTS on other sizes   (sims, nodes, c_puct, seed, lam, score)
     random                          uniformly random legal moves       (seed)
     mcts:sims=200                   pure-rollout MCTS                  (sims, nodes, c_puct, seed)
-    net:net=untrained,sims=64       a network with PUCT search         (net, sims, nodes, c_puct, symmetries, seed, lam)
+    net:net=untrained,sims=64       a network with PUCT search         (net, sims, nodes, c_puct, symmetries, seed, lam,
+                                                                        score)
     policy:net=untrained            a network's raw policy             (net)
     alphago:dir=runs/ag,sims=100    AlphaGo: SL priors, value + rollouts (dir, policy, value, rollout, sims, lam, ...)
     alphago-policy:run=runs/ag/rl   an AlphaGo policy alone, sampling  (run, temperature, seed)
@@ -35,7 +36,10 @@ capacity (default ``8 * sims + 1``), which bounds a move searched for a time and
 with a time limit and in ``lz-analyze`` (default ``8 * playouts + 1``), GRAVE's ``ref``
 (default 50) and ``bias`` (1e-5), MCPS's ``window`` (10000) and ``rho`` (30). A network's ``lam``
 (default 0) values each leaf as ``(1 - lam) v + lam z``, AlphaGo's mixing of the network's value
-``v`` with ``z``, the outcome of one random playout that keeps the player's own eyes.
+``v`` with ``z``, the outcome of one random playout that keeps the player's own eyes. A network's
+``score`` (default 0; a network with a score head) values each leaf as ``(1 - score) v + score
+(2 / pi) atan(margin / S)``, KataGo's score utility: its score head's margin for the player to
+move, on an S x S board.
 
 Network sources (``net=``): ``shipped`` (the 9x9 AlphaGo Zero network in the package,
 ``alphago_jax/data/zero_9x9.msgpack``; ``shipped:19``, the 19x19 one, ``zero_19x19.msgpack``),
@@ -151,7 +155,7 @@ def _mcts(arg: str) -> Player:
 
 
 def _net(arg: str) -> Player:
-    options = _search_options(arg, "net", {"net": str, "symmetries": str, "lam": float})
+    options = _search_options(arg, "net", {"net": str, "symmetries": str, "lam": float, "score": float})
     network = load_network(options.pop("net", "shipped"))
     return network_player(network, **options)
 
@@ -312,10 +316,11 @@ def _checkpoint_network(arg: str) -> Network:
 def _default(arg: str) -> Player:
     from alphago_jax.play.players import BySizePlayer
 
-    options = _search_options(arg, "default", {"lam": float})
+    options = _search_options(arg, "default", {"lam": float, "score": float})
     makers = {size: functools.partial(lambda s: network_player(_shipped_network(s), **options), size)
               for size in SHIPPED_NETWORKS}
-    rollouts_only = {k: v for k, v in options.items() if k != "lam"}  # pure MCTS: all playouts already
+    # Pure MCTS: all playouts already, and no score head.
+    rollouts_only = {k: v for k, v in options.items() if k not in ("lam", "score")}
     return BySizePlayer(makers, lambda: mcts_player(**rollouts_only))
 
 

@@ -26,7 +26,7 @@ from alphago_jax.play.dead_stones import cleanup_points, dead_stones
 from alphago_jax.play.players import Decision, LocalPlayer, Network, batch1
 from alphago_jax.play.position import prepared
 from alphago_jax.search import (SearchConfig, TreeSearch, make_search, mixed_evaluator, network_evaluator,
-                                rollout_evaluator, search_for)
+                                rollout_evaluator, score_utility_apply, search_for)
 from alphago_jax.search.time_control import time_chunk
 from alphago_jax.search.tree import ROOT
 
@@ -360,7 +360,7 @@ def mcts_player(simulations: int = 200, *, nodes: int | None = None, c_puct: flo
 
 def network_player(network: Network, simulations: int = 200, *, nodes: int | None = None, c_puct: float = 1.25,
                    symmetries: str = "none", leaf_batch: int | None = None, chunk: int | None = None, seed: int = 0,
-                   lam: float = 0.0, name: str | None = None) -> SearchPlayer:
+                   lam: float = 0.0, score: float = 0.0, name: str | None = None) -> SearchPlayer:
     """A network's policy and value guiding PUCT search (AlphaGo Zero's player).
 
     Args:
@@ -368,6 +368,10 @@ def network_player(network: Network, simulations: int = 200, *, nodes: int | Non
       lam: AlphaGo's mixing: a leaf is valued ``(1 - lam) v + lam z``, ``v`` the network's value
         and ``z`` the outcome of one random playout that keeps the player's own eyes (under
         simple ko); 0, the default, plays no playouts.
+      score: the weight of the score head's margin in each leaf's value (``search.score_utility_apply``:
+        KataGo's score utility, so that a won or lost game is still played for points); 0, the
+        default, searches on the value alone. It needs a network with a score head; the win
+        rates the player reports (``Decision.winrate``, analysis) are then the utility's.
       leaf_batch: leaves per network call; it must divide ``simulations``. Default: the
         greatest common divisor of ``NETWORK_LEAF_BATCH`` and ``simulations``.
       chunk: simulations per call of a timed move (``SearchPlayer``). Default
@@ -383,13 +387,18 @@ def network_player(network: Network, simulations: int = 200, *, nodes: int | Non
     if chunk is None:
         rounds = min(NETWORK_TIME_CHUNK, 8 * leaf_batch) // leaf_batch
         chunk = min(simulations, max(time_chunk(config), rounds * leaf_batch))
-    evaluator = network_evaluator(network.apply, network.planes, symmetries)
-    evaluator_key = None if network.key is None else f"network({network.key}, symmetries={symmetries!r})"
+    apply, key = network.apply, network.key
+    if score:
+        if network.aux is None:
+            raise ValueError(f"score={score}: network {network.name} has no score head")
+        apply, key = score_utility_apply(network.aux, score), key and f"score_utility({key}, {score!r})"
+    evaluator = network_evaluator(apply, network.planes, symmetries)
+    evaluator_key = None if key is None else f"network({key}, symmetries={symmetries!r})"
     evaluator_of = lambda game: evaluator  # noqa: E731
     if lam:
         evaluator_of = functools.partial(_mixed, evaluator, lam)
         evaluator_key = evaluator_key and f"mixed({evaluator_key}, playouts, lam={lam!r})"
-    mixed = f"-lam{lam:g}" if lam else ""
+    mixed = (f"-lam{lam:g}" if lam else "") + (f"-score{score:g}" if score else "")
     return SearchPlayer(evaluator_of, network.variables, config, chunk=chunk, evaluator_key=evaluator_key,
                         name=name or f"{network.name}-search{simulations}{mixed}", history=network.history,
                         seed=seed, heads=network if network.aux is not None else None)

@@ -20,6 +20,7 @@ from alphago_jax.search.evaluators import (
     network_evaluator,
     policy_rollout_evaluator,
     rollout_evaluator,
+    score_utility_apply,
 )
 from alphago_jax.search.factory import make_search
 from alphago_jax.search.grave import GraveConfig, GraveSearch, make_grave_search
@@ -47,5 +48,6 @@ __all__ = [
     "network_evaluator",
     "policy_rollout_evaluator",
     "rollout_evaluator",
+    "score_utility_apply",
     "search_for",
 ]

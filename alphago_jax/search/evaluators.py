@@ -5,12 +5,15 @@ value of finished games themselves.
 ``rollout_evaluator`` (one uniformly random playout, no network), ``policy_rollout_evaluator``
 (one playout of AlphaGo's fast rollout policy), ``network_evaluator`` (a network on its input
 planes, optionally averaged over symmetries) and ``mixed_evaluator`` (AlphaGo's
-``(1 - lambda) v + lambda z``).
+``(1 - lambda) v + lambda z``). ``score_utility_apply`` makes a network's value a utility that
+also counts its score head's margin (KataGo's score utility).
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
+
+import math
 
 import jax
 import jax.numpy as jnp
@@ -156,3 +159,31 @@ def mixed_evaluator(network: Evaluator, rollout: Evaluator, lam: float) -> Evalu
         return logits, (1.0 - lam) * v + lam * z
 
     return evaluate
+
+
+def score_utility_apply(aux_fn: Callable, factor: float) -> Callable:
+    """``(variables, planes float32[B, S, S, C]) -> (logits, utility float32[B])`` for
+    ``network_evaluator``: the utility ``(1 - factor) v + factor (2 / pi) atan(score / S)``, ``v``
+    the value head's and ``score`` the score head's margin in points, both for the player to move
+    (KataGo's static score utility, centred on an even game, its scale the board's side).
+
+    Why: once a game is won or lost, the value heads of every move agree, and a search on the
+    value alone stops telling a small loss from a lost group; the score term keeps it playing for
+    points, so an opponent's later mistake can still turn the game. The utility stays in
+    ``(-1, 1)`` (a finished game's ``+-1`` is still the best and the worst).
+
+    Args:
+      aux_fn: ``(variables, planes) -> nets.DualOutput`` of a network with a score head.
+      factor: the score term's weight in ``[0, 1)``.
+    """
+    if not 0.0 <= factor < 1.0:
+        raise ValueError(f"the score utility's factor must be in [0, 1), got {factor}")
+
+    def apply(variables, planes):
+        out = aux_fn(variables, planes)
+        if out.score is None:
+            raise ValueError("a score utility needs a network with a score head")
+        bonus = (2.0 / math.pi) * jnp.arctan(out.score.astype(jnp.float32) / planes.shape[1])
+        return out.logits, (1.0 - factor) * out.value.astype(jnp.float32) + factor * bonus
+
+    return apply

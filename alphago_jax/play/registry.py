@@ -363,10 +363,10 @@ def _untrained(arg: str) -> Network:
 
 
 register_player("default", "a shipped network with PUCT search on its board (9x9, 19x19), pure-rollout MCTS "
-                "on other sizes (sims, nodes, c_puct, seed)", _default)
+                "on other sizes (sims, nodes, c_puct, seed, lam, score)", _default)
 register_player("random", "uniformly random legal moves (seed)", _random)
 register_player("mcts", "pure-rollout MCTS with tree reuse (sims, nodes, c_puct, seed)", _mcts)
-register_player("net", "a network with PUCT search (net, sims, nodes, c_puct, symmetries, seed)", _net)
+register_player("net", "a network with PUCT search (net, sims, nodes, c_puct, symmetries, seed, lam, score)", _net)
 register_player("policy", "a network's raw policy, no search (net)", _policy)
 register_player("gtp", "an external GTP engine: gtp:COMMAND LINE[,time=SECONDS][,name=NAME][,timeout=SECONDS]",
                 _gtp)

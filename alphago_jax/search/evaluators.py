@@ -11,9 +11,8 @@ also counts its score head's margin (KataGo's score utility).
 
 from __future__ import annotations
 
-from typing import Any, Callable
-
 import math
+from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp

@@ -53,6 +53,7 @@ def test_unknown_subcommand_exits_with_usage():
     ("compare_runs.py", "| gumbel | 2 |"),
     ("chain_curve.py", ("| raw policy | 2 | 40 | 40 | 1 | 0.025 |", "| raw policy | 5.4 | 40 | 40 | 0 | 0.000 |")),
     ("tune_search.py", "| `c_puct=2.5` | 4 | "),
+    ("bench_tactical_prior.py", ("| `net:net=untrained,sims=8,nodes=64,tactics=0.3` | 2 x 1 |", "| and nets (the root) | 2 |")),
     ("bench_first_move.py", ("| `alphago-jax gtp` | warm |", "| `alphago-jax play` | cold |",
                              "| now: the default network player |")),
 ])

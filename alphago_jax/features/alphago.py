@@ -424,6 +424,47 @@ def ladder_planes(board, chain_id, atari_lib, to_play, legal, size: int):
     return capture[0], escape[0]
 
 
+NET_CANDIDATES = 8  # (chain, net point) pairs ``net_moves`` reads in one position
+
+
+def net_moves(board, chain_id, to_play, legal, size: int, candidates: int = NET_CANDIDATES):
+    """bool[N]: the legal moves of ``to_play`` that catch an opponent chain in a net (geta), read
+    for one position (``board`` int8[N], ``chain_id`` int16[N], ``to_play`` int8[], ``legal``
+    bool[N]).
+
+    A net is a stone next to both liberties of a chain with two (not on either), with two
+    liberties itself, after which the chain dies whichever liberty it extends to: with one
+    liberty left, or caught in the ladder that follows (``_read_ladder``'s escape reading, the
+    hunter the mover). The chain must not be able to capture a stone next to it first. At most
+    ``candidates`` (chain, point) pairs are read, the lowest chain ids first.
+    """
+    n = size * size
+    b, cid, p = board.astype(jnp.int32), chain_id.astype(jnp.int32), to_play.astype(jnp.int32)
+    empty, points = b == 0, jnp.arange(n)
+    dilate_rows = jax.vmap(lambda m: grid.dilate(m, size))
+    member = (cid[None, :] == points[:, None]) & (b != 0)[None, :]  # [chain id, point]
+    libs = dilate_rows(member) & empty[None, :]
+    prey = (b == -p) & (cid == points) & (jnp.sum(libs, axis=1) == 2)
+    next_to = jax.vmap(lambda m: sum(grid.neighbours(m.astype(jnp.int32), size, 0)))(libs)
+    pairs = prey[:, None] & (legal & empty)[None, :] & ~libs & (next_to == 2)
+    idx = jnp.nonzero(pairs.reshape(-1), size=candidates, fill_value=0)[0]
+    live = jnp.arange(candidates) < jnp.sum(pairs)
+
+    def read(k):
+        c, m = k // n, k % n
+        b1, cid1 = _place(b, cid, m, p, size)
+        safe = jnp.sum(_liberties_of(b1, cid1, m, size)) >= 2
+        near = grid.dilate((cid1 == cid1[c]) & (b1 == -p), size)
+        _, counts = chain_stats(b1, cid1, size)
+        takes = jnp.any((b1 == p) & near & (counts[jnp.where(b1 != 0, cid1, n)] == 1))
+        ways = jnp.stack([jnp.argmax(libs[c]), n - 1 - jnp.argmax(libs[c][::-1])])
+        ends = jax.vmap(lambda r: _read_ladder(b1, cid1, -p, r, r, True, size))(ways)
+        return safe & ~takes & jnp.all(ends == _CAPTURED), m
+
+    caught, where = jax.vmap(read)(idx)
+    return jnp.zeros(n + 1, bool).at[jnp.where(caught & live, where, n)].set(True)[:n]
+
+
 def alphago_planes_batch(states, value_net: bool = False, chunk: int | None = None) -> jnp.ndarray:
     """float32[B, size, size, 48] (49 with ``value_net``): ``jax.vmap(alphago_planes)`` of a batched
     ``HistoryState``, faster (the batch's ladder reads share one work list)."""

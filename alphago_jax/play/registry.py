@@ -4,11 +4,12 @@ A player spec is ``KIND`` or ``KIND:OPTIONS``; for most kinds the options are
 ``name=value`` pairs separated by commas::
 
     default                         a shipped network with search on its board (9x9, 19x19),
-                                    pure-rollout MCTS on other sizes   (sims, nodes, c_puct, seed, lam, score)
+                                    pure-rollout MCTS on other sizes   (sims, nodes, c_puct, seed, lam, score,
+                                                                        tactics)
     random                          uniformly random legal moves       (seed)
     mcts:sims=200                   pure-rollout MCTS                  (sims, nodes, c_puct, seed)
     net:net=untrained,sims=64       a network with PUCT search         (net, sims, nodes, c_puct, symmetries, seed, lam,
-                                                                        score)
+                                                                        score, tactics)
     policy:net=untrained            a network's raw policy             (net)
     alphago:dir=runs/ag,sims=100    AlphaGo: SL priors, value + rollouts (dir, policy, value, rollout, sims, lam, ...)
     alphago-policy:run=runs/ag/rl   an AlphaGo policy alone, sampling  (run, temperature, seed)
@@ -39,7 +40,9 @@ with a time limit and in ``lz-analyze`` (default ``8 * playouts + 1``), GRAVE's 
 ``v`` with ``z``, the outcome of one random playout that keeps the player's own eyes. A network's
 ``score`` (default 0; a network with a score head) values each leaf as ``(1 - score) v + score
 (2 / pi) atan(margin / S)``, KataGo's score utility: its score head's margin for the player to
-move, on an S x S board.
+move, on an S x S board. A network's ``tactics`` (default 0, below 1) gives that share of each
+node's prior to a capture reader's moves (``search.tactical_evaluator``): captures that save a
+string in atari and ladder captures at every node, nets (geta) at the root.
 
 Network sources (``net=``): ``shipped`` (the 9x9 AlphaGo Zero network in the package,
 ``alphago_jax/data/zero_9x9.msgpack``; ``shipped:19``, the 19x19 one, ``zero_19x19.msgpack``),
@@ -155,7 +158,8 @@ def _mcts(arg: str) -> Player:
 
 
 def _net(arg: str) -> Player:
-    options = _search_options(arg, "net", {"net": str, "symmetries": str, "lam": float, "score": float})
+    options = _search_options(arg, "net", {"net": str, "symmetries": str, "lam": float, "score": float,
+                                                  "tactics": float})
     network = load_network(options.pop("net", "shipped"))
     return network_player(network, **options)
 
@@ -316,11 +320,11 @@ def _checkpoint_network(arg: str) -> Network:
 def _default(arg: str) -> Player:
     from alphago_jax.play.players import BySizePlayer
 
-    options = _search_options(arg, "default", {"lam": float, "score": float})
+    options = _search_options(arg, "default", {"lam": float, "score": float, "tactics": float})
     makers = {size: functools.partial(lambda s: network_player(_shipped_network(s), **options), size)
               for size in SHIPPED_NETWORKS}
     # Pure MCTS: all playouts already, and no score head.
-    rollouts_only = {k: v for k, v in options.items() if k not in ("lam", "score")}
+    rollouts_only = {k: v for k, v in options.items() if k not in ("lam", "score", "tactics")}
     return BySizePlayer(makers, lambda: mcts_player(**rollouts_only))
 
 
@@ -363,10 +367,11 @@ def _untrained(arg: str) -> Network:
 
 
 register_player("default", "a shipped network with PUCT search on its board (9x9, 19x19), pure-rollout MCTS "
-                "on other sizes (sims, nodes, c_puct, seed, lam, score)", _default)
+                "on other sizes (sims, nodes, c_puct, seed, lam, score, tactics)", _default)
 register_player("random", "uniformly random legal moves (seed)", _random)
 register_player("mcts", "pure-rollout MCTS with tree reuse (sims, nodes, c_puct, seed)", _mcts)
-register_player("net", "a network with PUCT search (net, sims, nodes, c_puct, symmetries, seed, lam, score)", _net)
+register_player("net", "a network with PUCT search (net, sims, nodes, c_puct, symmetries, seed, lam, score, "
+                "tactics)", _net)
 register_player("policy", "a network's raw policy, no search (net)", _policy)
 register_player("gtp", "an external GTP engine: gtp:COMMAND LINE[,time=SECONDS][,name=NAME][,timeout=SECONDS]",
                 _gtp)

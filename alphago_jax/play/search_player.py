@@ -25,8 +25,9 @@ from alphago_jax.play.analysis import AnalysisOptions, tree_analysis
 from alphago_jax.play.dead_stones import cleanup_points, dead_stones
 from alphago_jax.play.players import Decision, LocalPlayer, Network, batch1
 from alphago_jax.play.position import prepared
-from alphago_jax.search import (SearchConfig, TreeSearch, make_search, mixed_evaluator, network_evaluator,
-                                rollout_evaluator, score_utility_apply, search_for)
+from alphago_jax.search import (RootedEvaluator, SearchConfig, TreeSearch, make_search, mixed_evaluator,
+                                network_evaluator, rollout_evaluator, score_utility_apply, search_for,
+                                tactical_evaluator)
 from alphago_jax.search.time_control import time_chunk
 from alphago_jax.search.tree import ROOT
 
@@ -360,7 +361,7 @@ def mcts_player(simulations: int = 200, *, nodes: int | None = None, c_puct: flo
 
 def network_player(network: Network, simulations: int = 200, *, nodes: int | None = None, c_puct: float = 1.25,
                    symmetries: str = "none", leaf_batch: int | None = None, chunk: int | None = None, seed: int = 0,
-                   lam: float = 0.0, score: float = 0.0, name: str | None = None) -> SearchPlayer:
+                   lam: float = 0.0, score: float = 0.0, tactics: float = 0.0, name: str | None = None) -> SearchPlayer:
     """A network's policy and value guiding PUCT search (AlphaGo Zero's player).
 
     Args:
@@ -372,6 +373,9 @@ def network_player(network: Network, simulations: int = 200, *, nodes: int | Non
         KataGo's score utility, so that a won or lost game is still played for points); 0, the
         default, searches on the value alone. It needs a network with a score head; the win
         rates the player reports (``Decision.winrate``, analysis) are then the utility's.
+      tactics: the share of each node's prior given to the capture reader's moves
+        (``search.tactical_evaluator``: saving a string by capturing and ladder captures at every
+        node, nets at the root); 0, the default, searches on the network's prior alone.
       leaf_batch: leaves per network call; it must divide ``simulations``. Default: the
         greatest common divisor of ``NETWORK_LEAF_BATCH`` and ``simulations``.
       chunk: simulations per call of a timed move (``SearchPlayer``). Default
@@ -394,16 +398,26 @@ def network_player(network: Network, simulations: int = 200, *, nodes: int | Non
         apply, key = score_utility_apply(network.aux, score), key and f"score_utility({key}, {score!r})"
     evaluator = network_evaluator(apply, network.planes, symmetries)
     evaluator_key = None if key is None else f"network({key}, symmetries={symmetries!r})"
-    evaluator_of = lambda game: evaluator  # noqa: E731
+    if not 0.0 <= tactics < 1.0:
+        raise ValueError(f"tactics must be in [0, 1), got {tactics}")
+    evaluator_of = functools.partial(_guided, evaluator, lam, tactics)
     if lam:
-        evaluator_of = functools.partial(_mixed, evaluator, lam)
         evaluator_key = evaluator_key and f"mixed({evaluator_key}, playouts, lam={lam!r})"
-    mixed = (f"-lam{lam:g}" if lam else "") + (f"-score{score:g}" if score else "")
+    if tactics:
+        evaluator_key = evaluator_key and f"tactical({evaluator_key}, {tactics!r})"
+    mixed = (f"-lam{lam:g}" if lam else "") + (f"-score{score:g}" if score else "") + \
+        (f"-tactics{tactics:g}" if tactics else "")
     return SearchPlayer(evaluator_of, network.variables, config, chunk=chunk, evaluator_key=evaluator_key,
                         name=name or f"{network.name}-search{simulations}{mixed}", history=network.history,
                         seed=seed, heads=network if network.aux is not None else None)
 
 
-def _mixed(evaluator, lam: float, game: Game):
-    """``game -> Evaluator``: ``evaluator``'s priors, its value mixed with eye-keeping playouts'."""
-    return mixed_evaluator(evaluator, rollout_evaluator(game, keep_eyes=True, simple_ko=True), lam)
+def _guided(evaluator, lam: float, tactics: float, game: Game):
+    """``game -> Evaluator``: ``evaluator``, its value mixed with eye-keeping playouts' (``lam``),
+    its prior with the capture reader's moves (``tactics``; nets read at the root alone)."""
+    if lam:
+        evaluator = mixed_evaluator(evaluator, rollout_evaluator(game, keep_eyes=True, simple_ko=True), lam)
+    if not tactics:
+        return evaluator
+    return RootedEvaluator(leaf=tactical_evaluator(evaluator, game.size, tactics, nets=False),
+                           root=tactical_evaluator(evaluator, game.size, tactics, nets=True))

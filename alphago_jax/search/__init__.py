@@ -6,7 +6,8 @@ games, ``(params, states, key) -> SearchOutput``: AlphaGo's PUCT on a tree kept 
 (``TreeSearch``, the default ``algorithm="puct"``), mctx's ``"muzero"`` or ``"gumbel"``
 (``make_mctx_search``), or, given a ``GraveConfig``, the playout searches of general game playing
 (``GraveSearch``; no evaluator). Evaluators say what a leaf is worth: random or rollout-policy
-playouts, a network, or AlphaGo's mixture of both. ``search_for`` runs a search for a time budget.
+playouts, a network, or AlphaGo's mixture of both; ``tactical_evaluator`` adds a capture
+reader's moves to a prior. ``search_for`` runs a search for a time budget.
 
 Layer: depends on ``games`` and ``features`` (and, through evaluators passed in, on ``nets``).
 """
@@ -16,11 +17,14 @@ from alphago_jax.search.config import SearchConfig, SearchOutput, choose_moves
 from alphago_jax.search.evaluators import (
     SYMMETRIES,
     Evaluator,
+    RootedEvaluator,
     mixed_evaluator,
     network_evaluator,
     policy_rollout_evaluator,
     rollout_evaluator,
     score_utility_apply,
+    tactical_evaluator,
+    tactical_moves,
 )
 from alphago_jax.search.factory import make_search
 from alphago_jax.search.grave import GraveConfig, GraveSearch, make_grave_search
@@ -33,6 +37,7 @@ __all__ = [
     "Evaluator",
     "GraveConfig",
     "GraveSearch",
+    "RootedEvaluator",
     "SearchConfig",
     "SearchOutput",
     "SearchTree",
@@ -50,4 +55,6 @@ __all__ = [
     "rollout_evaluator",
     "score_utility_apply",
     "search_for",
+    "tactical_evaluator",
+    "tactical_moves",
 ]

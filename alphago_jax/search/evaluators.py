@@ -6,11 +6,15 @@ value of finished games themselves.
 (one playout of AlphaGo's fast rollout policy), ``network_evaluator`` (a network on its input
 planes, optionally averaged over symmetries) and ``mixed_evaluator`` (AlphaGo's
 ``(1 - lambda) v + lambda z``). ``score_utility_apply`` makes a network's value a utility that
-also counts its score head's margin (KataGo's score utility).
+also counts its score head's margin (KataGo's score utility). ``tactical_evaluator`` gives part
+of an evaluator's prior to the moves a capture reader finds (Go-family games); a
+``RootedEvaluator`` reads the search's roots with another evaluator than its other leaves.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 from typing import Any, Callable
 
@@ -18,6 +22,8 @@ import jax
 import jax.numpy as jnp
 
 from alphago_jax.features import symmetry
+from alphago_jax.features.alphago import ladder_planes_batch, net_moves
+from alphago_jax.games import grid
 from alphago_jax.games.base import BLACK, Game
 from alphago_jax.games.history import WithHistory
 from alphago_jax.playout import play_out, sample_legal
@@ -186,3 +192,79 @@ def score_utility_apply(aux_fn: Callable, factor: float) -> Callable:
         return out.logits, (1.0 - factor) * out.value.astype(jnp.float32) + factor * bonus
 
     return apply
+
+
+def tactical_moves(states, size: int, nets: bool = True) -> jnp.ndarray:
+    """bool[B, N + 1]: the capture reader's moves in each state (a batch of Go-family states with
+    ``board`` int8[B, N], ``chain_id``, ``atari_lib`` int16[B, N], ``to_play`` int8[B], ``legal``
+    bool[B, N + 1]); never the pass.
+
+    Three kinds, tactics a network trained on its own games misreads in positions unlike them:
+    - saving by capture: a legal move that captures an opponent chain in atari next to one of the
+      mover's chains in atari;
+    - ladder capture: a legal atari after which the opponent chain dies in a ladder
+      (``features.alphago.ladder_planes_batch``'s reading; the follow-up of a net is one);
+    - net (with ``nets``): a loose move that catches an opponent chain with two liberties either
+      way it runs (``features.alphago.net_moves``; it costs the most: docs/benchmarks.md).
+    """
+    n = size * size
+    board, atari = states.board.astype(jnp.int32), states.atari_lib.astype(jnp.int32)
+    mover = states.to_play.astype(jnp.int32)[:, None]
+    legal = states.legal[:, :n]
+    own_in_atari = (board == mover) & (atari >= 0)
+    near_own = jax.vmap(lambda m: grid.dilate(m, size))(own_in_atari)
+    takers = (board == -mover) & (atari >= 0) & near_own  # stones of opponent chains to take
+    rows = jnp.arange(board.shape[0])[:, None]
+    save = jnp.zeros((board.shape[0], n + 1), bool).at[rows, jnp.where(takers, atari, n)].set(True)[:, :n]
+    ladder, _ = ladder_planes_batch(states.board, states.chain_id, states.atari_lib, states.to_play, legal, size)
+    moves = save | ladder
+    if nets:
+        moves = moves | jax.vmap(functools.partial(net_moves, size=size))(states.board, states.chain_id,
+                                                                          states.to_play, legal)
+    moves = legal & moves
+    return jnp.concatenate([moves, jnp.zeros_like(moves[:, :1])], axis=1)
+
+
+def tactical_evaluator(evaluator: Evaluator, size: int, weight: float, nets: bool = True) -> Evaluator:
+    """``evaluator`` whose prior gives ``weight`` of its mass, shared equally, to the moves of
+    ``tactical_moves`` (``nets``: with the net reading) where there are any:
+    ``(1 - weight) p + weight m / |m|``. Values unchanged.
+
+    Why: PUCT spends its visits where the prior points, so a tactic the network's prior misses
+    (a capture that saves a string, the atari of a net's follow-up) is never read to the end;
+    the reader's moves get visits, and the search's values then decide. AlphaGo's tree policy
+    and the MCTS programs before it gave such moves prior knowledge the same way.
+
+    Args:
+      evaluator: a Go-family evaluator (its states have ``board``, ``chain_id``, ``atari_lib``).
+      size: the board's side.
+      weight: in ``[0, 1)``.
+    """
+    if not 0.0 <= weight < 1.0:
+        raise ValueError(f"the tactical prior's weight must be in [0, 1), got {weight}")
+
+    def evaluate(params, states, key):
+        logits, value = evaluator(params, states, key)
+        if weight == 0.0:
+            return logits, value
+        moves = tactical_moves(states, size, nets)
+        count = jnp.sum(moves, axis=-1, keepdims=True)
+        probs = jax.nn.softmax(logits.astype(jnp.float32), axis=-1)
+        mixed = (1.0 - weight) * probs + weight * moves / jnp.maximum(count, 1)
+        return jnp.where(count > 0, jnp.log(jnp.maximum(mixed, 1e-30)), logits), value
+
+    return evaluate
+
+
+@dataclasses.dataclass(frozen=True)
+class RootedEvaluator:
+    """An evaluator that reads the search's roots with ``root`` and every other leaf with ``leaf``
+    (both ``Evaluator``s of the same values): a costly reading (``tactical_evaluator``'s nets)
+    then runs once a move, not once a simulation. ``TreeSearch`` gives each root ``root``'s prior
+    on every move, a reused one too; other searches read every node with ``leaf``."""
+
+    leaf: Evaluator
+    root: Evaluator
+
+    def __call__(self, params, states, key):
+        return self.leaf(params, states, key)

@@ -248,6 +248,10 @@ class TreeSearch:
         self.game, self.config = game, config
         self.capacity = config.capacity
         self._evaluate = masked(game, evaluator)
+        # A RootedEvaluator's root reading gives every root its prior, reused roots included.
+        root = getattr(evaluator, "root", None)
+        self._evaluate_root = masked(game, root) if root is not None else self._evaluate
+        self._refresh_root_prior = root is not None
         self._step = jax.vmap(game.step)
         self._legal = jax.vmap(game.legal_action_mask)
         self._terminal = jax.vmap(game.is_terminal)
@@ -276,10 +280,11 @@ class TreeSearch:
         cfg = self.config
         k_eval, k_noise = jax.random.split(key)
         roots = tree.root_states()
-        logits, value = self._evaluate(params, roots, k_eval)
+        logits, value = self._evaluate_root(params, roots, k_eval)
         legal = self._legal(roots)
         fresh = tree.visits[:, ROOT] == 0
-        prior = jnp.where(fresh[:, None], jax.nn.softmax(logits, axis=-1), tree.prior[:, ROOT])
+        renew = fresh | self._refresh_root_prior
+        prior = jnp.where(renew[:, None], jax.nn.softmax(logits, axis=-1), tree.prior[:, ROOT])
         prior = jnp.where(legal, prior, 0.0)
         if cfg.dirichlet_fraction > 0:
             noise = jnp.where(legal, jax.random.gamma(k_noise, cfg.dirichlet_alpha, prior.shape), 0.0)

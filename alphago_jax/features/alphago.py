@@ -239,15 +239,19 @@ def _liberties_of(b, cid, pt, size: int):
     return (b == 0) & grid.dilate(chain, size)
 
 
+def _takes_a_hunter(b, cid, near, hunter, size: int):
+    """bool[]: a ``hunter`` chain in atari has a stone in ``near`` (bool[N], the prey and the
+    points next to it): the prey can capture it."""
+    _, libs = chain_stats(b, cid, size)
+    return jnp.any((b == hunter) & near & (libs[jnp.where(b != 0, cid, size * size)] == 1))
+
+
 def _prey_turn(b, cid, pt, hunter, size: int):
     """The prey (the chain through ``pt``, in atari) moves: ``(board, chain ids, status, its
     liberties bool[N])``. It escapes if it can capture a hunter chain next to it, else extends:
     caught with <= 1 liberty, free with >= 3, running with 2."""
-    n = size * size
-    chain = (cid == cid[pt]) & (b != 0)
-    near = grid.dilate(chain, size)
-    _, libs = chain_stats(b, cid, size)
-    can_take = jnp.any((b == hunter) & near & (libs[jnp.where(b != 0, cid, n)] == 1))
+    near = grid.dilate((cid == cid[pt]) & (b != 0), size)
+    can_take = _takes_a_hunter(b, cid, near, hunter, size)
     liberty = jnp.argmax((b == 0) & near)
     b2, cid2 = _place(b, cid, liberty, -hunter, size)
     lib2 = _liberties_of(b2, cid2, pt, size)
@@ -454,9 +458,7 @@ def net_moves(board, chain_id, to_play, legal, size: int, candidates: int = NET_
         c, m = k // n, k % n
         b1, cid1 = _place(b, cid, m, p, size)
         safe = jnp.sum(_liberties_of(b1, cid1, m, size)) >= 2
-        near = grid.dilate((cid1 == cid1[c]) & (b1 == -p), size)
-        _, counts = chain_stats(b1, cid1, size)
-        takes = jnp.any((b1 == p) & near & (counts[jnp.where(b1 != 0, cid1, n)] == 1))
+        takes = _takes_a_hunter(b1, cid1, grid.dilate((cid1 == cid1[c]) & (b1 == -p), size), p, size)
         ways = jnp.stack([jnp.argmax(libs[c]), n - 1 - jnp.argmax(libs[c][::-1])])
         ends = jax.vmap(lambda r: _read_ladder(b1, cid1, -p, r, r, True, size))(ways)
         return safe & ~takes & jnp.all(ends == _CAPTURED), m

@@ -37,7 +37,7 @@ import jax.numpy as jnp
 from alphago_jax.compile_cache import kept
 from alphago_jax.games.base import Game
 from alphago_jax.search.config import SearchConfig, SearchOutput, choose_moves
-from alphago_jax.search.evaluators import Evaluator, masked, value_for_mover
+from alphago_jax.search.evaluators import Evaluator, RootedEvaluator, masked, value_for_mover
 
 UNVISITED = -1
 ROOT = 0
@@ -249,9 +249,9 @@ class TreeSearch:
         self.capacity = config.capacity
         self._evaluate = masked(game, evaluator)
         # A RootedEvaluator's root reading gives every root its prior, reused roots included.
-        root = getattr(evaluator, "root", None)
-        self._evaluate_root = masked(game, root) if root is not None else self._evaluate
-        self._refresh_root_prior = root is not None
+        rooted = isinstance(evaluator, RootedEvaluator)
+        self._evaluate_root = masked(game, evaluator.root) if rooted else self._evaluate
+        self._refresh_root_prior = rooted
         self._step = jax.vmap(game.step)
         self._legal = jax.vmap(game.legal_action_mask)
         self._terminal = jax.vmap(game.is_terminal)

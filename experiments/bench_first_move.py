@@ -11,7 +11,8 @@ Two tables for docs/benchmarks.md:
    by the first run (warm).
 2. Simulations per move: a network player (``--network``) searching for ``--seconds`` a move,
    both colours in turn on one board (the tree reused across moves), for several leaf batches
-   (``SearchConfig.leaf_batch``), beside the player's settings before and after this change.
+   (``SearchConfig.leaf_batch``), beside the player's settings before and after this change,
+   and the default network player with ``threads`` trees searched side by side (``--threads``).
    The rows' players are compiled first, then play their moves in turn (one move of each row,
    then the next), so that a changing load on a shared machine weighs on every row alike.
 
@@ -211,12 +212,13 @@ def simulations_table(args) -> None:
     rows = [("before: leaf_batch 1, chunk 16, 8 * sims + 1 nodes", fixed,
              dict(leaf_batch=1, chunk=min(16, fixed), nodes=8 * fixed + 1)),
             ("now: the default network player", fixed, {})]
+    rows += [(f"now, threads={n}", fixed, dict(threads=n)) for n in args.threads]
     rows += [(f"leaf_batch {k}", sims, dict(leaf_batch=k)) for k in args.leaf_batches if sims % k == 0]
     print(f"Network `{args.network if not args.smoke else 'untrained'}`, {size}x{size}, {args.seconds:g} s a move, "
           f"{args.moves} moves (both colours in turn, the tree reused).\n")
-    print("| player settings | load (1 min) | sims | leaf_batch | chunk | nodes | compile s | simulations per move: "
-          "mean | median | min |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| player settings | load (1 min) | sims | leaf_batch | chunk | nodes | threads | compile s | "
+          "simulations per move: mean | median | min |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     players = []
     for label, n, options in rows:  # compile every row's search first
         player = network_player(net, n, **options)
@@ -234,7 +236,9 @@ def simulations_table(args) -> None:
     for label, player, compile_s, done in players:
         cfg = player.config
         print(f"| {label} | {loads[0]} to {loads[1]} | {cfg.num_simulations} | {cfg.leaf_batch} | {player.chunk} | "
-              f"{cfg.capacity} | {compile_s:.0f} | {np.mean(done):.0f} | {np.median(done):.0f} | {min(done)} |")
+              f"{cfg.capacity} | {player.threads} | {compile_s:.0f} | {np.mean(done):.0f} | {np.median(done):.0f} | "
+              f"{min(done)} |")
+        player.close()
     print()
 
 
@@ -254,11 +258,14 @@ def main(argv=None) -> None:
     parser.add_argument("--sims", type=int, default=256,
                         help="simulations table: sims of the leaf_batch rows (leaf batches must divide it)")
     parser.add_argument("--leaf-batches", type=lambda s: [int(x) for x in s.split(",")], default=[1, 4, 8, 16, 32])
+    parser.add_argument("--threads", type=lambda s: [int(x) for x in s.split(",")], default=[2],
+                        help="simulations table: rows of the default network player with these threads (default 2)")
     parser.add_argument("--smoke", action="store_true", help="tiny: random player, 5x5, an untrained network")
     args = parser.parse_args(argv)
     if args.smoke:
         args.player, args.size, args.komi, args.timeout = "random", 5, 0.5, 300.0
         args.seconds, args.moves, args.sims, args.player_sims, args.leaf_batches = 0.02, 2, 8, 8, []
+        args.threads = []
     t_start = time.perf_counter()
     if args.only in (None, "first-move"):
         first_move_table(args)

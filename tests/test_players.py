@@ -138,6 +138,46 @@ def test_mcts_player_reuses_its_tree(mcts9):
     assert p.tree is None and len(p.pos.moves) == 2
 
 
+def test_threads_search_trees_side_by_side_and_play_their_summed_visits(mcts9):
+    import jax
+
+    p = mcts_player(16, nodes=64, threads=2)  # mcts9's search and shapes: nothing new to compile but the merge
+    assert p.name == "mcts16-threads2"
+    p.new_game(SIZE, 7.5)
+    d = p.genmove(BLACK)
+    assert d.simulations == 32 and p._tree_at == (1, WHITE)
+    assert len(p.trees) == 2 and all(int(t.visits[0, 0]) >= 1 for t in p.trees)  # each tree's subtree kept
+    d = p.genmove(WHITE, seconds=0.05)
+    assert d.simulations >= 32 and p.pos.moves[-1] == (WHITE, d.action)
+    reports = []
+    p.analyze(p.pos.to_play, reports.append, stop=lambda: True)  # the first tree, the others kept
+    assert reports and len(p.trees) == 2
+    p.close()
+
+    # The merge: the trees' root visits summed, their values weighted by visits.
+    search = p.search
+    root = search.init(jax.tree_util.tree_map(lambda x: x[:, 0], p.tree.states))
+    a, b = (search.simulate(None, search.start(None, root, k), k, 16) for k in jax.random.split(jax.random.PRNGKey(5)))
+    visits = np.asarray(a.root_visits()) + np.asarray(b.root_visits())
+    assert not np.array_equal(np.asarray(a.root_visits()), np.asarray(b.root_visits()))  # the playouts differ
+    out = search.merged_result((a, b), jax.random.PRNGKey(0))
+    np.testing.assert_allclose(np.asarray(out.visit_probs), visits / visits.sum(), rtol=1e-6)
+    assert int(out.actions[0]) == int(np.argmax(visits[0]))
+    weighted = float(a.value_sum[0, 0] + b.value_sum[0, 0]) / int(a.visits[0, 0] + b.visits[0, 0])
+    assert float(out.root_value[0]) == pytest.approx(weighted, rel=1e-5)
+    one = search.merged_result((a,), jax.random.PRNGKey(0))
+    alone = search.result(a, jax.random.PRNGKey(0))
+    np.testing.assert_array_equal(np.asarray(one.visit_probs), np.asarray(alone.visit_probs))
+
+
+def test_threads_are_checked_and_named():
+    with pytest.raises(ValueError, match="threads must be at least 1"):
+        registry.make_player("mcts:threads=0")
+    with pytest.raises(ValueError, match="needs symmetries 'random'"):
+        registry.make_player("net:net=untrained,sims=8,threads=2,symmetries=none")
+    assert registry.make_player("net:net=untrained,sims=8,threads=2").name.endswith("-search8-threads2")
+
+
 def test_prepare_timed_leaves_nothing_to_compile_in_the_first_timed_moves():
     """A fresh search (5x5, 8 simulations: shapes no other test compiles) prepared for timed
     play: its first timed moves, the opponent's move between them, compile nothing, and

@@ -5,11 +5,11 @@ A player spec is ``KIND`` or ``KIND:OPTIONS``; for most kinds the options are
 
     default                         a shipped network with search on its board (9x9, 19x19),
                                     pure-rollout MCTS on other sizes   (sims, nodes, c_puct, seed, lam, score,
-                                                                        tactics)
+                                                                        tactics, threads)
     random                          uniformly random legal moves       (seed)
-    mcts:sims=200                   pure-rollout MCTS                  (sims, nodes, c_puct, seed)
+    mcts:sims=200                   pure-rollout MCTS                  (sims, nodes, c_puct, seed, threads)
     net:net=untrained,sims=64       a network with PUCT search         (net, sims, nodes, c_puct, symmetries, seed, lam,
-                                                                        score, tactics)
+                                                                        score, tactics, threads)
     policy:net=untrained            a network's raw policy             (net)
     alphago:dir=runs/ag,sims=100    AlphaGo: SL priors, value + rollouts (dir, policy, value, rollout, sims, lam, ...)
     alphago-policy:run=runs/ag/rl   an AlphaGo policy alone, sampling  (run, temperature, seed)
@@ -42,7 +42,11 @@ with a time limit and in ``lz-analyze`` (default ``8 * playouts + 1``), GRAVE's 
 (2 / pi) atan(margin / S)``, KataGo's score utility: its score head's margin for the player to
 move, on an S x S board. A network's ``tactics`` (default 0, below 1) gives that share of each
 node's prior to a capture reader's moves (``search.tactical_evaluator``): captures that save a
-string in atari and ladder captures at every node, nets (geta) at the root.
+string in atari and ladder captures at every node, nets (geta) at the root. ``threads`` (default
+1) searches that many trees side by side, one thread each, and plays the move of their summed
+visits (``play.search_player.SearchPlayer``): on a CPU, where a network's search runs on one core,
+``threads=2`` reads about twice the simulations in a move's time when one game is played at a time
+(a network's trees then differ by their random symmetries; ``sims`` is each tree's).
 
 Network sources (``net=``): ``shipped`` (the 9x9 AlphaGo Zero network in the package,
 ``alphago_jax/data/zero_9x9.msgpack``; ``shipped:19``, the 19x19 one, ``zero_19x19.msgpack``),
@@ -149,7 +153,10 @@ def _pop_count(options: dict, kind: str, count: str, default: int) -> int:
 
 
 def _search_options(arg: str, kind: str, extra: dict[str, type]) -> dict:
-    options = parse_options(arg, {"sims": int, "nodes": int, "c_puct": float, "seed": int, **extra}, kind)
+    options = parse_options(arg, {"sims": int, "nodes": int, "c_puct": float, "seed": int, "threads": int, **extra},
+                            kind)
+    if options.get("threads", 1) < 1:
+        raise ValueError(f"{kind}: threads must be at least 1, got {options['threads']}")
     return dict(simulations=_pop_count(options, kind, "sims", 200), **options)
 
 
@@ -367,11 +374,11 @@ def _untrained(arg: str) -> Network:
 
 
 register_player("default", "a shipped network with PUCT search on its board (9x9, 19x19), pure-rollout MCTS "
-                "on other sizes (sims, nodes, c_puct, seed, lam, score, tactics)", _default)
+                "on other sizes (sims, nodes, c_puct, seed, lam, score, tactics, threads)", _default)
 register_player("random", "uniformly random legal moves (seed)", _random)
-register_player("mcts", "pure-rollout MCTS with tree reuse (sims, nodes, c_puct, seed)", _mcts)
+register_player("mcts", "pure-rollout MCTS with tree reuse (sims, nodes, c_puct, seed, threads)", _mcts)
 register_player("net", "a network with PUCT search (net, sims, nodes, c_puct, symmetries, seed, lam, score, "
-                "tactics)", _net)
+                "tactics, threads)", _net)
 register_player("policy", "a network's raw policy, no search (net)", _policy)
 register_player("gtp", "an external GTP engine: gtp:COMMAND LINE[,time=SECONDS][,name=NAME][,timeout=SECONDS]",
                 _gtp)

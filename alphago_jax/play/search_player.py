@@ -3,13 +3,16 @@
 ``SearchPlayer`` keeps one search tree per game and reuses the subtree of each move played, by
 either side; a move is a fixed number of simulations or a time budget, searched in chunks.
 ``mcts_player`` searches with random rollouts, ``network_player`` with a ``players.Network``
-(priors and values from the network, ``NETWORK_LEAF_BATCH`` leaves per call). Search players
-analyse live (GTP ``lz-analyze``/``kata-analyze``): visits, win rates, principal variations,
-and the network's ownership and score heads.
+(priors and values from the network, ``NETWORK_LEAF_BATCH`` leaves per call). With ``threads``
+a player searches that many trees of the position side by side, one thread each, and plays the
+move of their summed root visits (root parallelisation). Search players analyse live (GTP
+``lz-analyze``/``kata-analyze``): visits, win rates, principal variations, and the network's
+ownership and score heads.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import functools
 import math
@@ -56,6 +59,19 @@ class SearchPlayer(LocalPlayer):
     chunk starts only while it is expected to end within the budget) until the budget is spent
     or the tree (``config.tree_capacity`` nodes) is full.
 
+    With ``threads`` > 1 a move searches ``threads`` trees of the position at once, each in a
+    thread of its own with its own random stream and as above, and plays the move of their
+    summed root visits (``TreeSearch.merged_result``; Chaslot, Winands and van den Herik 2008,
+    "Parallel Monte-Carlo Tree Search"). XLA runs a small network on one core of a CPU, and
+    jitted calls from several threads run at once, so on a CPU of ``threads`` cores a timed move
+    reads about ``threads`` times the simulations (docs/benchmarks.md; on 2 cores, 1.86 times,
+    yet 22 of 40 games at 1 s a move against one tree: two trees of N simulations read no deeper
+    than one, docs/results.md, "Both cores for one game"). The trees differ only
+    through the evaluator's randomness (playouts, random symmetries): a deterministic evaluator
+    would grow the same tree ``threads`` times. Each tree is kept between moves; analysis
+    (``analyze``) and the cleanup search use the first alone. ``Decision.simulations`` counts
+    the simulations of all the trees.
+
     Args:
       evaluator: ``game -> search.Evaluator`` (e.g. ``search.rollout_evaluator``).
       params: the evaluator's parameters: ``size -> params`` (None for rollouts).
@@ -70,6 +86,7 @@ class SearchPlayer(LocalPlayer):
         ``AnalysisOptions(heads=True)``; its variables are ``params``. None: no heads.
       evaluator_key: what ``evaluator`` computes, the same in every process (``Network.key``):
         the search then keeps its compiled programs between runs. None: not kept.
+      threads: trees searched side by side in a move (at least 1).
     """
 
     can_analyze = True
@@ -77,20 +94,24 @@ class SearchPlayer(LocalPlayer):
 
     def __init__(self, evaluator: Callable[[Game], Callable], params: Callable[[int], Any] | None,
                  config: SearchConfig, *, name: str = "search", history: int = 0, seed: int = 0,
-                 chunk: int | None = None, heads: Network | None = None, evaluator_key: str | None = None):
+                 chunk: int | None = None, heads: Network | None = None, evaluator_key: str | None = None,
+                 threads: int = 1):
         if config.algorithm != "puct":
             raise ValueError(f"a search player needs algorithm 'puct', got {config.algorithm!r}")
         chunk = chunk or time_chunk(config)
         if chunk % config.leaf_batch or chunk > config.num_simulations:
             raise ValueError(f"chunk must be a multiple of leaf_batch ({config.leaf_batch}) and at most "
                              f"num_simulations ({config.num_simulations}), got {chunk}")
+        if threads < 1:
+            raise ValueError(f"threads must be at least 1, got {threads}")
         super().__init__(name, history)
-        self.config, self.chunk = config, chunk
+        self.config, self.chunk, self.threads = config, chunk, threads
+        self._pool = concurrent.futures.ThreadPoolExecutor(threads, "search") if threads > 1 else None
         self._evaluator, self._params_for, self._evaluator_key = evaluator, params, evaluator_key
         self._seed = seed
         self._key = jax.random.PRNGKey(seed)
-        self.tree = None
-        self._tree_at = None  # (moves played, colour to move) of the tree's root
+        self.trees: list | None = None  # one per thread
+        self._tree_at = None  # (moves played, colour to move) of the trees' root
         self._ready: set[tuple[TreeSearch, bool]] = set()  # (search, timed) whose move is compiled
         if heads is not None and heads.aux is None:
             raise ValueError(f"network {heads.name!r} has no auxiliary heads (Network.aux) to analyse with")
@@ -105,7 +126,17 @@ class SearchPlayer(LocalPlayer):
         self._head_kinds = None
 
     def _reset(self) -> None:
-        self.tree, self._tree_at = None, None
+        self.trees, self._tree_at = None, None
+
+    @property
+    def tree(self):
+        """The first kept tree (the one analysis searches), or None."""
+        return None if self.trees is None else self.trees[0]
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+        super().close()
 
     def reseed(self, seed: int) -> None:
         self._key = jax.random.fold_in(jax.random.PRNGKey(self._seed), seed)
@@ -114,14 +145,14 @@ class SearchPlayer(LocalPlayer):
         self._key, k = jax.random.split(self._key)
         return k
 
-    def _root(self, colour):
-        """The tree to search for ``colour``: the kept one if its root is this position."""
-        if self.tree is not None and self._tree_at == (len(self.pos.moves), colour):
-            return self.tree
-        return self.search.init(batch1(prepared(self.pos.game, self.pos.state, colour)))
+    def _roots(self, colour) -> list:
+        """The ``threads`` trees to search for ``colour``: the kept ones if their root is this position."""
+        if self.trees is not None and self._tree_at == (len(self.pos.moves), colour):
+            return self.trees
+        return [self.search.init(batch1(prepared(self.pos.game, self.pos.state, colour)))] * self.threads
 
-    def _keep(self, tree, colour) -> None:
-        self.tree, self._tree_at = tree, (len(self.pos.moves), colour)
+    def _keep(self, trees: list, colour) -> None:
+        self.trees, self._tree_at = trees, (len(self.pos.moves), colour)
 
     def prepare_fixed(self) -> None:
         """Compile a move of ``config.num_simulations`` simulations (``start``, ``simulate``,
@@ -153,24 +184,45 @@ class SearchPlayer(LocalPlayer):
             tree = self.search.simulate(self._params, tree, k, self.config.num_simulations)
             out = self.search.result(tree, k)
         jax.block_until_ready(self.search.advance(tree, out.actions))
+        if self.threads > 1:
+            jax.block_until_ready(self.search.merged_result((tree,) * self.threads, key))
         self._ready.add((self.search, timed))
 
     def _decide(self, colour, seconds) -> Decision:
-        tree = self._root(colour)
-        if seconds is None:
-            tree = self.search.start(self._params, tree, self._next_key())
-            tree = self.search.simulate(self._params, tree, self._next_key(), self.config.num_simulations)
-            out, sims = self.search.result(tree, self._next_key()), self.config.num_simulations
-        else:
-            out, tree, sims = search_for(self.search, self._params, tree, self._next_key(), seconds, self.chunk)
-        self._keep(tree, colour)
-        return search_decision(out, sims)
+        trees = self._roots(colour)
+        if self._pool is None:
+            tree = trees[0]
+            if seconds is None:
+                tree = self.search.start(self._params, tree, self._next_key())
+                tree = self.search.simulate(self._params, tree, self._next_key(), self.config.num_simulations)
+                out, sims = self.search.result(tree, self._next_key()), self.config.num_simulations
+            else:
+                out, tree, sims = search_for(self.search, self._params, tree, self._next_key(), seconds, self.chunk)
+            self._keep([tree], colour)
+            return search_decision(out, sims)
+        searched = list(self._pool.map(functools.partial(self._search_one, seconds),
+                                       trees, [self._next_key() for _ in trees]))
+        trees = [tree for tree, _ in searched]
+        self._keep(trees, colour)
+        out = self.search.merged_result(tuple(trees), self._next_key())
+        return search_decision(out, sum(sims for _, sims in searched))
+
+    def _search_one(self, seconds, tree, key):
+        """``(tree, simulations)``: one thread's share of a move, as ``_decide`` searches one tree."""
+        if seconds is not None:
+            _, tree, sims = search_for(self.search, self._params, tree, key, seconds, self.chunk)
+            return tree, sims
+        k_start, k_sim = jax.random.split(key)
+        tree = self.search.start(self._params, tree, k_start)
+        sims = self.config.num_simulations
+        return jax.block_until_ready(self.search.simulate(self._params, tree, k_sim, sims)), sims
 
     def _play(self, colour: int, action: int) -> None:
-        reuse = self.tree is not None and self._tree_at == (len(self.pos.moves), colour)
+        reuse = self.trees is not None and self._tree_at == (len(self.pos.moves), colour)
         super()._play(colour, action)
         if reuse and not bool(self.pos.state.terminal):
-            self._keep(self.search.advance(self.tree, np.asarray([action], np.int32)), -colour)
+            actions = np.asarray([action], np.int32)
+            self._keep([self.search.advance(tree, actions) for tree in self.trees], -colour)
         else:
             self._reset()
 
@@ -247,7 +299,8 @@ class SearchPlayer(LocalPlayer):
                 raise ValueError(f"allowed must be bool[{self.pos.num_points + 1}], got shape {allowed.shape}")
             root = self.search.init(batch1(prepared(self.pos.game, self.pos.state, colour)))
         else:
-            root = self._root(colour)
+            others = self._roots(colour)
+            root, others = others[0], others[1:]
         tree = self.search.start(self._params, root, self._next_key())
         if restricted:
             tree = _restrict_root(tree, allowed)
@@ -263,7 +316,7 @@ class SearchPlayer(LocalPlayer):
                 self._report(tree, colour, report, options)
                 last = time.perf_counter()
         if not restricted:
-            self._keep(tree, colour)
+            self._keep([tree, *others], colour)
 
     def _report(self, tree, colour: int, report, options: AnalysisOptions) -> None:
         """``report`` the root's moves of ``tree`` (with the heads' scores and ownership if asked)."""
@@ -353,15 +406,21 @@ def play_search_config(simulations: int, nodes: int | None = None, c_puct: float
 
 
 def mcts_player(simulations: int = 200, *, nodes: int | None = None, c_puct: float = 1.25, seed: int = 0,
-                name: str | None = None) -> SearchPlayer:
-    """Pure Monte Carlo tree search: uniform priors, random playouts to the end of the game."""
+                threads: int = 1, name: str | None = None) -> SearchPlayer:
+    """Pure Monte Carlo tree search: uniform priors, random playouts to the end of the game
+    (``threads`` trees side by side: ``SearchPlayer``)."""
     return SearchPlayer(rollout_evaluator, None, play_search_config(simulations, nodes, c_puct),
-                        name=name or f"mcts{simulations}", seed=seed)
+                        name=name or f"mcts{simulations}{_threads_suffix(threads)}", seed=seed, threads=threads)
+
+
+def _threads_suffix(threads: int) -> str:
+    return f"-threads{threads}" if threads > 1 else ""
 
 
 def network_player(network: Network, simulations: int = 200, *, nodes: int | None = None, c_puct: float = 1.25,
-                   symmetries: str = "none", leaf_batch: int | None = None, chunk: int | None = None, seed: int = 0,
-                   lam: float = 0.0, score: float = 0.0, tactics: float = 0.0, name: str | None = None) -> SearchPlayer:
+                   symmetries: str | None = None, leaf_batch: int | None = None, chunk: int | None = None,
+                   seed: int = 0, lam: float = 0.0, score: float = 0.0, tactics: float = 0.0, threads: int = 1,
+                   name: str | None = None) -> SearchPlayer:
     """A network's policy and value guiding PUCT search (AlphaGo Zero's player).
 
     Args:
@@ -381,9 +440,17 @@ def network_player(network: Network, simulations: int = 200, *, nodes: int | Non
       chunk: simulations per call of a timed move (``SearchPlayer``). Default
         ``NETWORK_TIME_CHUNK`` (at most 8 rounds of ``leaf_batch``, at least
         ``time_control.time_chunk``, at most ``simulations``).
+      symmetries: ``search.network_evaluator``'s; default ``"none"``, and ``"random"`` with
+        ``threads`` > 1, which needs it (the trees differ by their random symmetries).
+      threads: trees searched side by side, one thread each (``SearchPlayer``); on a CPU, up to
+        its cores.
     """
     if not 0.0 <= lam <= 1.0:
         raise ValueError(f"lam must be in [0, 1], got {lam}")
+    symmetries = symmetries or ("random" if threads > 1 else "none")
+    if threads > 1 and symmetries != "random":
+        raise ValueError(f"threads={threads} needs symmetries 'random', got {symmetries!r}: the trees differ only "
+                         "by the network's random symmetries, and would all be the same")
     if leaf_batch is None:
         leaf_batch = math.gcd(NETWORK_LEAF_BATCH, simulations)
     config = play_search_config(simulations, nodes or NETWORK_NODES_PER_SIMULATION * simulations + 1, c_puct,
@@ -406,10 +473,10 @@ def network_player(network: Network, simulations: int = 200, *, nodes: int | Non
     if tactics:
         evaluator_key = evaluator_key and f"tactical({evaluator_key}, {tactics!r})"
     mixed = (f"-lam{lam:g}" if lam else "") + (f"-score{score:g}" if score else "") + \
-        (f"-tactics{tactics:g}" if tactics else "")
+        (f"-tactics{tactics:g}" if tactics else "") + _threads_suffix(threads)
     return SearchPlayer(evaluator_of, network.variables, config, chunk=chunk, evaluator_key=evaluator_key,
                         name=name or f"{network.name}-search{simulations}{mixed}", history=network.history,
-                        seed=seed, heads=network if network.aux is not None else None)
+                        seed=seed, heads=network if network.aux is not None else None, threads=threads)
 
 
 def _guided(evaluator, lam: float, tactics: float, game: Game):

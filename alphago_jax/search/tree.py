@@ -232,6 +232,9 @@ class TreeSearch:
       player's), a fresh root where the move was not in the tree.
     - ``start(params, tree, key)`` and ``simulate(params, tree, key, num_simulations)`` and
       ``result(tree, key)``: the pieces of ``run``, for searching in chunks.
+    - ``merged_result(trees, key) -> SearchOutput``: ``result`` of a tuple of trees of the same
+      roots searched apart (root parallelisation): their root visits summed, the children's
+      values and the root's weighted by visits.
 
     Every searched tree's root children hold the visits of the simulations (and of the reused
     subtree), so that ``visit_probs`` sums to 1 and is 0 on illegal actions.
@@ -262,6 +265,7 @@ class TreeSearch:
         self.start = kept(jax.jit(self._start), "search_start", key)
         self.simulate = kept(jax.jit(self._simulate, static_argnums=3), "search_simulate", key, static_argnums=(3,))
         self.result = kept(jax.jit(self._result), "search_result", key)
+        self.merged_result = kept(jax.jit(self._merged_result), "search_merged_result", key)
         self.advance = kept(jax.jit(self._advance), "search_advance", key)
         self.run = jax.jit(self._run)
         self.step = jax.jit(self._run_and_advance)
@@ -320,6 +324,20 @@ class TreeSearch:
         actions = choose_moves(key, visits, q, tree.legal[:, ROOT], roots.move_count, self.config)
         probs = visits / jnp.maximum(jnp.sum(visits, axis=-1, keepdims=True), 1.0)
         return SearchOutput(actions=actions, visit_probs=probs, root_value=tree.root_value(),
+                            next_states=self._step(roots, actions), q_values=q, policy_target=probs)
+
+    def _merged_result(self, trees: tuple[SearchTree, ...], key):
+        """``_result`` of the summed root statistics of ``trees``, each over the same roots."""
+        if len(trees) == 1:
+            return self._result(trees[0], key)
+        visits = [t.root_visits().astype(jnp.float32) for t in trees]
+        total = sum(visits)
+        q = sum(v * t.root_q() for v, t in zip(visits, trees)) / jnp.maximum(total, 1.0)
+        root_value = sum(t.value_sum[:, ROOT] for t in trees) / jnp.maximum(sum(t.visits[:, ROOT] for t in trees), 1)
+        roots = trees[0].root_states()
+        actions = choose_moves(key, total, q, trees[0].legal[:, ROOT], roots.move_count, self.config)
+        probs = total / jnp.maximum(jnp.sum(total, axis=-1, keepdims=True), 1.0)
+        return SearchOutput(actions=actions, visit_probs=probs, root_value=root_value,
                             next_states=self._step(roots, actions), q_values=q, policy_target=probs)
 
     def _advance(self, tree: SearchTree, actions) -> SearchTree:

@@ -65,8 +65,8 @@ class SearchPlayer(LocalPlayer):
     "Parallel Monte-Carlo Tree Search"). XLA runs a small network on one core of a CPU, and
     jitted calls from several threads run at once, so on a CPU of ``threads`` cores a timed move
     reads about ``threads`` times the simulations (docs/benchmarks.md; on 2 cores, 1.86 times,
-    yet 22 of 40 games at 1 s a move against one tree: two trees of N simulations read no deeper
-    than one, docs/results.md, "Both cores for one game"). The trees differ only
+    yet 22 of 40 games at 1 s a move against one tree: each of two trees reads only as deep as
+    its share, docs/results.md, "Both cores for one game"). The trees differ only
     through the evaluator's randomness (playouts, random symmetries): a deterministic evaluator
     would grow the same tree ``threads`` times. Each tree is kept between moves; analysis
     (``analyze``) and the cleanup search use the first alone. ``Decision.simulations`` counts

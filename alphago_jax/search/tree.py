@@ -318,13 +318,7 @@ class TreeSearch:
 
     def _result(self, tree: SearchTree, key):
         """The move choice and the statistics of searched trees (``next_states`` after the moves)."""
-        visits = tree.root_visits().astype(jnp.float32)
-        q = tree.root_q()
-        roots = tree.root_states()
-        actions = choose_moves(key, visits, q, tree.legal[:, ROOT], roots.move_count, self.config)
-        probs = visits / jnp.maximum(jnp.sum(visits, axis=-1, keepdims=True), 1.0)
-        return SearchOutput(actions=actions, visit_probs=probs, root_value=tree.root_value(),
-                            next_states=self._step(roots, actions), q_values=q, policy_target=probs)
+        return self._output(tree, tree.root_visits().astype(jnp.float32), tree.root_q(), tree.root_value(), key)
 
     def _merged_result(self, trees: tuple[SearchTree, ...], key):
         """``_result`` of the summed root statistics of ``trees``, each over the same roots."""
@@ -334,9 +328,13 @@ class TreeSearch:
         total = sum(visits)
         q = sum(v * t.root_q() for v, t in zip(visits, trees)) / jnp.maximum(total, 1.0)
         root_value = sum(t.value_sum[:, ROOT] for t in trees) / jnp.maximum(sum(t.visits[:, ROOT] for t in trees), 1)
-        roots = trees[0].root_states()
-        actions = choose_moves(key, total, q, trees[0].legal[:, ROOT], roots.move_count, self.config)
-        probs = total / jnp.maximum(jnp.sum(total, axis=-1, keepdims=True), 1.0)
+        return self._output(trees[0], total, q, root_value, key)
+
+    def _output(self, tree: SearchTree, visits, q, root_value, key) -> SearchOutput:
+        """The move choice from root ``visits`` (float32[B, A]) and ``q`` over ``tree``'s roots."""
+        roots = tree.root_states()
+        actions = choose_moves(key, visits, q, tree.legal[:, ROOT], roots.move_count, self.config)
+        probs = visits / jnp.maximum(jnp.sum(visits, axis=-1, keepdims=True), 1.0)
         return SearchOutput(actions=actions, visit_probs=probs, root_value=root_value,
                             next_states=self._step(roots, actions), q_values=q, policy_target=probs)
 

@@ -69,9 +69,18 @@ def test_this_engine_over_gtp_against_gnugo(gnugo_path, monkeypatch):
 
 def test_internal_match_alternates_colours(tmp_path):
     a, b = RandomPlayer(seed=1), RandomPlayer(seed=2)
-    seen = []
-    match = run_match(a, b, games=4, size=9, komi=7.5, out_dir=tmp_path, progress=False, on_game=seen.append)
+    seen, reports = [], []
+
+    def on_game(game):  # the report is rewritten after each game, before this is called
+        seen.append(game)
+        reports.append((tmp_path / "results.md").read_text())
+
+    match = run_match(a, b, games=4, size=9, komi=7.5, out_dir=tmp_path, progress=False, on_game=on_game)
     assert [g.index for g in match.games] == [1, 2, 3, 4] and seen == list(match.games)
+    for played, report in enumerate(reports[:3], 1):  # a match stopped here keeps its table so far
+        assert f"Played so far: {played} of 4 games" in report, report
+        assert f"| random (1) | random (2) | {played} |" in report and report.count(".sgf |") == played
+    assert "Played so far" not in reports[3] and reports[3] == (tmp_path / "results.md").read_text()
     assert [g.black for g in match.games] == ["random (1)", "random (2)"] * 2  # same names: told apart
     r = match.result
     assert (r.player, r.opponent, r.games) == ("random (1)", "random (2)", 4)
@@ -172,6 +181,8 @@ def test_arena_in_parallel_processes(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "| random (1) | random (2) | 4 |" in text
     assert sorted(p.name for p in out.iterdir()) == [f"game-00{i}.sgf" for i in range(1, 5)] + ["results.md"]
+    report = (out / "results.md").read_text()
+    assert "Played so far" not in report and report.count(".sgf |") == 4
     wins = 0
     for i in range(1, 5):  # colours alternate as in one process; each record is a legal game
         record = sgf.load(out / f"game-00{i}.sgf")

@@ -432,12 +432,15 @@ def _match_game(i: int, player: Player, opponent: Player, names: tuple[str, str]
 
 
 def _finish(games: list[GameResult], names: tuple[str, str], size: int, komi: float, seconds: float | None,
-            out: pathlib.Path | None) -> Match:
+            out: pathlib.Path | None, planned: int | None = None) -> Match:
+    """The match of the games played so far; its ``results.md`` written to ``out``. Called after
+    every game with the match's ``planned`` number of games, so that a match stopped part way keeps
+    its table, seconds and simulations per move; and once at the end."""
     games = sorted(games, key=lambda g: g.index)
     match = Match(MatchResult.from_outcomes(names[0], names[1], [_outcome(g, names[0]) for g in games]),
                   tuple(games))
     if out is not None:
-        (out / "results.md").write_text(_report(match, size, komi, seconds))
+        (out / "results.md").write_text(_report(match, size, komi, seconds, planned))
     return match
 
 
@@ -460,7 +463,8 @@ def run_match(player: Player, opponent: Player, games: int, size: int = 9, komi:
       first: the number of the first game: games ``first``, ``first + 1``, ... of a longer match,
         with its colours, openings and record names (to go on with a match that stopped).
       referee: record GNU Go's own count of each scored game, where GNU Go is installed.
-      out_dir: where to save each game (``game-001.sgf`` ...) and ``results.md``; None: not saved.
+      out_dir: where to save each game (``game-001.sgf`` ...) and ``results.md`` (rewritten after each
+        game, so that a stopped match keeps its report so far); None: not saved.
       progress: show a progress bar (tqdm, on stderr).
       on_game: called with each finished game.
       The rest: as ``play_one_game``.
@@ -480,6 +484,7 @@ def run_match(player: Player, opponent: Player, games: int, size: int = 9, komi:
             for i, opening in _games(games, match_openings(size, komi, openings), first):
                 game = _match_game(i, player, opponent, names, size, komi, out, opening, judge, **rules)
                 results.append(game)
+                _finish(results, names, size, komi, seconds, out, planned=games)
                 if on_game is not None:
                     on_game(game)
                 wins = sum(_outcome(g, names[0]) > 0 for g in results)
@@ -551,20 +556,29 @@ def run_match_parallel(player_spec: str, opponent_spec: str, games: int, process
             tqdm(total=games, desc="match", unit="game", disable=not progress, file=sys.stderr) as bar:
         for game in pool.imap_unordered(_worker_game, _games(games, match_openings(size, komi, openings), first)):
             results.append(game)
+            _finish(results, _first_names(results[0]), size, komi, seconds, out, planned=games)
             if on_game is not None:
                 on_game(game)
             bar.set_postfix_str(f"last {game.result}")
             bar.update()
-    names = (results[0].black, results[0].white) if results[0].index % 2 else (results[0].white, results[0].black)
-    return _finish(results, names, size, komi, seconds, out)
+    return _finish(results, _first_names(results[0]), size, komi, seconds, out)
 
 
-def _report(match: Match, size: int, komi: float, seconds: float | None) -> str:
+def _first_names(game: GameResult) -> tuple[str, str]:
+    """(the match's first player, its opponent), from any game: the first player is black in the
+    odd-numbered games."""
+    return (game.black, game.white) if game.index % 2 else (game.white, game.black)
+
+
+def _report(match: Match, size: int, komi: float, seconds: float | None, planned: int | None = None) -> str:
     effort = (f"{seconds:g} s per move for the internal players" if seconds is not None
               else "each player's own fixed effort per move")
+    played = len(match.games)
+    so_far = ([f"Played so far: {played} of {planned} games (this report is rewritten after each game).", ""]
+              if planned is not None and played < planned else [])
     lines = [f"# {match.result.player} vs {match.result.opponent}", "",
              f"{size}x{size} Go, komi {komi:g}, Tromp-Taylor scoring, {effort}; external engines at their "
-             "own settings.", "", match.table, match.summary,
+             "own settings.", "", *so_far, match.table, match.summary,
              "| game | black | white | result | how | moves | s/move B | s/move W | GNU Go's count | record |",
              "|---:|---|---|---|---|---:|---:|---:|---|---|"]
     for g in match.games:

@@ -196,7 +196,7 @@ def add_commands(subparsers) -> None:
     arena.add_argument("--resign", type=float, default=0.0, metavar="WINRATE",
                        help="internal players resign below this estimated win rate (default 0: never)")
     arena.add_argument("--max-moves", type=int, default=None, help="move limit per game (default 3 per point)")
-    arena.add_argument("--out", default="arena", help="directory for the SGF records and results.md (default arena)")
+    arena.add_argument("--out", default="arena", help="directory for the SGF records and results.md, rewritten after each game (default arena)")
     arena.add_argument("--no-cleanup", action="store_true", help="end at the first two passes, no cleanup phase")
     arena.add_argument("--openings", type=int, default=DEFAULT_OPENINGS, metavar="K",
                        help="each pair of games (colours swapped) starts from the same K random legal moves, no "

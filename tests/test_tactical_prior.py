@@ -138,3 +138,29 @@ def test_a_network_player_with_the_tactical_prior_plays_and_says_so(suite):
     tactics.set_up(player, problem)
     legal = player.pos.legal_mask(problem.to_play)
     assert legal[player.genmove(problem.to_play).action]
+
+
+def test_root_tactics_weighs_the_roots_reading_apart_from_the_tree(suite, read):
+    """``root_tactics`` sets the root's share alone (nets read there); the other nodes keep
+    ``tactics``'. With 0 the root's prior is the network's own."""
+    from alphago_jax.play.search_player import _guided
+
+    problems, states = suite
+    plain, with_nets = read
+    logits = jax.random.normal(jax.random.PRNGKey(1), (len(problems), N + 1))
+    base = lambda params, s, key: (logits, jnp.zeros(len(problems)))  # noqa: E731
+    probs = np.asarray(jax.nn.softmax(logits, axis=-1))
+    marked = with_nets.any(axis=1)
+    for root_weight in (0.0, 0.1):
+        guided = _guided(base, 0.0, 0.3, root_weight, GAME)
+        leaf = np.asarray(jax.nn.softmax(guided.leaf(None, states, None)[0], axis=-1))
+        root = np.asarray(jax.nn.softmax(guided.root(None, states, None)[0], axis=-1))
+        mass = lambda p, moves: (p * moves).sum(axis=1)  # noqa: E731
+        np.testing.assert_allclose(mass(leaf, plain), np.where(plain.any(axis=1), 0.7 * mass(probs, plain) + 0.3,
+                                                               0.0), atol=1e-5)
+        expected_root = np.where(marked, (1 - root_weight) * mass(probs, with_nets) + root_weight, 0.0)
+        np.testing.assert_allclose(mass(root, with_nets), expected_root, atol=1e-5)
+    player = registry.make_player("net:net=untrained,sims=8,nodes=64,tactics=0.3,root_tactics=0.1")
+    assert player.name.endswith("-tactics0.3-root0.1")
+    with pytest.raises(ValueError, match="root_tactics must be in"):
+        registry.make_player("net:net=untrained,sims=8,root_tactics=1")

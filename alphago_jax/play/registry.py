@@ -42,7 +42,9 @@ with a time limit and in ``lz-analyze`` (default ``8 * playouts + 1``), GRAVE's 
 (2 / pi) atan(margin / S)``, KataGo's score utility: its score head's margin for the player to
 move, on an S x S board. A network's ``tactics`` (default 0, below 1) gives that share of each
 node's prior to a capture reader's moves (``search.tactical_evaluator``): captures that save a
-string in atari and ladder captures at every node, nets (geta) at the root. ``threads`` (default
+string in atari and ladder captures at every node, nets (geta) at the root; ``root_tactics``
+(default ``tactics``) sets the root's share apart, so that the reader steers the tree's reading
+more than the move chosen from the root's visits. ``threads`` (default
 1) searches that many trees side by side, one thread each, and plays the move of their summed
 visits (``play.search_player.SearchPlayer``): on a CPU, where a network's search runs on one core,
 ``threads=2`` reads about twice the simulations in a move's time when one game is played at a time
@@ -166,7 +168,7 @@ def _mcts(arg: str) -> Player:
 
 def _net(arg: str) -> Player:
     options = _search_options(arg, "net", {"net": str, "symmetries": str, "lam": float, "score": float,
-                                                  "tactics": float})
+                                                  "tactics": float, "root_tactics": float})
     network = load_network(options.pop("net", "shipped"))
     return network_player(network, **options)
 
@@ -327,11 +329,11 @@ def _checkpoint_network(arg: str) -> Network:
 def _default(arg: str) -> Player:
     from alphago_jax.play.players import BySizePlayer
 
-    options = _search_options(arg, "default", {"lam": float, "score": float, "tactics": float})
+    options = _search_options(arg, "default", {"lam": float, "score": float, "tactics": float, "root_tactics": float})
     makers = {size: functools.partial(lambda s: network_player(_shipped_network(s), **options), size)
               for size in SHIPPED_NETWORKS}
     # Pure MCTS: all playouts already, and no score head.
-    rollouts_only = {k: v for k, v in options.items() if k not in ("lam", "score", "tactics")}
+    rollouts_only = {k: v for k, v in options.items() if k not in ("lam", "score", "tactics", "root_tactics")}
     return BySizePlayer(makers, lambda: mcts_player(**rollouts_only))
 
 
@@ -374,11 +376,11 @@ def _untrained(arg: str) -> Network:
 
 
 register_player("default", "a shipped network with PUCT search on its board (9x9, 19x19), pure-rollout MCTS "
-                "on other sizes (sims, nodes, c_puct, seed, lam, score, tactics, threads)", _default)
+                "on other sizes (sims, nodes, c_puct, seed, lam, score, tactics, root_tactics, threads)", _default)
 register_player("random", "uniformly random legal moves (seed)", _random)
 register_player("mcts", "pure-rollout MCTS with tree reuse (sims, nodes, c_puct, seed, threads)", _mcts)
 register_player("net", "a network with PUCT search (net, sims, nodes, c_puct, symmetries, seed, lam, score, "
-                "tactics, threads)", _net)
+                "tactics, root_tactics, threads)", _net)
 register_player("policy", "a network's raw policy, no search (net)", _policy)
 register_player("gtp", "an external GTP engine: gtp:COMMAND LINE[,time=SECONDS][,name=NAME][,timeout=SECONDS]",
                 _gtp)

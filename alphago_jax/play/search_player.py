@@ -419,8 +419,8 @@ def _threads_suffix(threads: int) -> str:
 
 def network_player(network: Network, simulations: int = 200, *, nodes: int | None = None, c_puct: float = 1.25,
                    symmetries: str | None = None, leaf_batch: int | None = None, chunk: int | None = None,
-                   seed: int = 0, lam: float = 0.0, score: float = 0.0, tactics: float = 0.0, threads: int = 1,
-                   name: str | None = None) -> SearchPlayer:
+                   seed: int = 0, lam: float = 0.0, score: float = 0.0, tactics: float = 0.0,
+                   root_tactics: float | None = None, threads: int = 1, name: str | None = None) -> SearchPlayer:
     """A network's policy and value guiding PUCT search (AlphaGo Zero's player).
 
     Args:
@@ -465,26 +465,30 @@ def network_player(network: Network, simulations: int = 200, *, nodes: int | Non
         apply, key = score_utility_apply(network.aux, score), key and f"score_utility({key}, {score!r})"
     evaluator = network_evaluator(apply, network.planes, symmetries)
     evaluator_key = None if key is None else f"network({key}, symmetries={symmetries!r})"
-    if not 0.0 <= tactics < 1.0:
-        raise ValueError(f"tactics must be in [0, 1), got {tactics}")
-    evaluator_of = functools.partial(_guided, evaluator, lam, tactics)
+    root_tactics = tactics if root_tactics is None else root_tactics
+    for option, weight in (("tactics", tactics), ("root_tactics", root_tactics)):
+        if not 0.0 <= weight < 1.0:
+            raise ValueError(f"{option} must be in [0, 1), got {weight}")
+    evaluator_of = functools.partial(_guided, evaluator, lam, tactics, root_tactics)
     if lam:
         evaluator_key = evaluator_key and f"mixed({evaluator_key}, playouts, lam={lam!r})"
-    if tactics:
-        evaluator_key = evaluator_key and f"tactical({evaluator_key}, {tactics!r})"
+    if tactics or root_tactics:
+        evaluator_key = evaluator_key and f"tactical({evaluator_key}, {tactics!r}, root={root_tactics!r})"
     mixed = (f"-lam{lam:g}" if lam else "") + (f"-score{score:g}" if score else "") + \
-        (f"-tactics{tactics:g}" if tactics else "") + _threads_suffix(threads)
+        (f"-tactics{tactics:g}" if tactics else "") + \
+        (f"-root{root_tactics:g}" if root_tactics != tactics else "") + _threads_suffix(threads)
     return SearchPlayer(evaluator_of, network.variables, config, chunk=chunk, evaluator_key=evaluator_key,
                         name=name or f"{network.name}-search{simulations}{mixed}", history=network.history,
                         seed=seed, heads=network if network.aux is not None else None, threads=threads)
 
 
-def _guided(evaluator, lam: float, tactics: float, game: Game):
+def _guided(evaluator, lam: float, tactics: float, root_tactics: float, game: Game):
     """``game -> Evaluator``: ``evaluator``, its value mixed with eye-keeping playouts' (``lam``),
-    its prior with the capture reader's moves (``tactics``; nets read at the root alone)."""
+    its prior with the capture reader's moves (``tactics`` below the root, ``root_tactics`` at it,
+    where alone nets are read)."""
     if lam:
         evaluator = mixed_evaluator(evaluator, rollout_evaluator(game, keep_eyes=True, simple_ko=True), lam)
-    if not tactics:
+    if not (tactics or root_tactics):
         return evaluator
     return RootedEvaluator(leaf=tactical_evaluator(evaluator, game.size, tactics, nets=False),
-                           root=tactical_evaluator(evaluator, game.size, tactics, nets=True))
+                           root=tactical_evaluator(evaluator, game.size, root_tactics, nets=True))

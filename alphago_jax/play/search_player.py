@@ -435,6 +435,9 @@ def network_player(network: Network, simulations: int = 200, *, nodes: int | Non
       tactics: the share of each node's prior given to the capture reader's moves
         (``search.tactical_evaluator``: saving a string by capturing and ladder captures at every
         node, nets at the root); 0, the default, searches on the network's prior alone.
+      root_tactics: the reader's share of the root's prior alone (default ``tactics``): a smaller
+        share keeps the root's visits, and so the move chosen, nearer the network's, while the
+        tree below still reads the reader's moves (docs/results.md, "The root's share apart").
       leaf_batch: leaves per network call; it must divide ``simulations``. Default: the
         greatest common divisor of ``NETWORK_LEAF_BATCH`` and ``simulations``.
       chunk: simulations per call of a timed move (``SearchPlayer``). Default
